@@ -22,7 +22,7 @@ GOALS = {
     "dispatch": (1.5e-6, "time"),
     "cold compile": (0.100, "time"),
     "warm load": (0.005, "time"),
-    "result_type": (1.0, "ratio"),  # issue 2: no slower than np.result_type
+    "result_type": (1.0, "ratio"),  # issue 2: no slower than np.result_type (stretch: 0.6x its time, 1.67x)
 }
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 
 import numpy as np
 
@@ -42,12 +43,24 @@ def use_policy(name: str):
         _current.reset(token)
 
 
+_SPEC_KEYS: dict = {}
+
+
 class Spec:
     """An abstract array: a dtype and a number of dimensions, no data (like a meta tensor)."""
-    __slots__ = ("dtype", "ndim", "device")
+    __slots__ = ("dtype", "ndim", "device", "_key")
 
     def __init__(self, dtype, ndim=1, device="cpu"):
-        self.dtype, self.ndim, self.device = D.dtype(dtype), int(ndim), device
+        for name, value in (("dtype", D.dtype(dtype)), ("ndim", int(ndim)), ("device", device)):
+            object.__setattr__(self, name, value)
+        signature = describe(self).signature()
+        # why: its plan-cache key, built once and shared by equal specs, so that _fastpath.c can
+        # memoize calls on specs by identity as it does for numpy dtypes
+        object.__setattr__(self, "_key", _SPEC_KEYS.setdefault(signature, (signature, None)))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"gp.spec is immutable (its plan-cache key is built once); "
+                             f"make another: gp.spec({self.dtype.name!r}, ndim=...)")
 
     def __repr__(self):
         return f"gp.spec({self.dtype.name!r}, ndim={self.ndim})"
@@ -87,35 +100,44 @@ def describe(x) -> Operand:
                         f"a dtype or a Python bool/int/float/complex") from None
 
 
-# (policy, op, operand keys...) -> (plan, bounds of the Python ints it holds for). An operand's key
-# is cheap to build and equal keys mean equal Operands but for the values of Python scalars.
+# (policy, op, two key fields per operand...) -> (plan, bounds of the Python ints it holds for,
+# plan.result). The fields are cheap to build (no tuple per operand) and equal keys mean equal
+# Operands but for the values of Python scalars. _fastpath.c builds the same keys and reads the
+# same values: keep it in step with _operand_key.
 _plans: dict = {}
 
 
 _ndarray = np.ndarray
 
 
+_SCALAR_TYPES = frozenset(_PY_SCALARS)
+_INT64_END = 9223372036854775808  # 2**63: a Python int from here on is a distinct kind in PyTorch
+
+
 def _neutral(value):
     """A scalar of the same key as ``value`` that no policy's value check refuses."""
     if type(value) is float:
         return 1.0
-    return 1 if value < 9223372036854775808 else 9223372036854775808
-_SCALAR_TYPES = frozenset(_PY_SCALARS)
+    return 1 if value < _INT64_END else _INT64_END
 
 
 def _operand_key(x):
+    """Two fields of the plan-cache key: (dtype or Python type or signature, detail); the
+    detail is whether an array is 0-d, or whether a Python int is beyond int64."""
     t = type(x)
     if t is _ndarray:
-        return x.dtype if x.ndim else (x.dtype, 0)
+        return x.dtype, x.ndim == 0
     if t in _SCALAR_TYPES:
-        return t if t is not int or x < 9223372036854775808 else "int beyond int64"
-    return describe(x).signature()
+        return t, t is int and x >= _INT64_END
+    if t is Spec:
+        return x._key
+    return describe(x).signature(), None
 
 
 def _key(policy, op, operands):
     if len(operands) == 2:  # why: the common case, without a loop
-        return (policy or _current.get(), op, _operand_key(operands[0]), _operand_key(operands[1]))
-    return (policy or _current.get(), op, *map(_operand_key, operands))
+        return (policy or _current.get(), op, *_operand_key(operands[0]), *_operand_key(operands[1]))
+    return (policy or _current.get(), op, *(field for x in operands for field in _operand_key(x)))
 
 
 def plan_for(op, operands, policy=None):
@@ -124,7 +146,7 @@ def plan_for(op, operands, policy=None):
     key = _key(policy, op, operands)
     hit = _plans.get(key)
     if hit is not None:
-        plan, bounds = hit
+        plan, bounds, _ = hit
         for i, lo, hi in bounds:
             if not lo <= operands[i] <= hi:
                 break
@@ -140,30 +162,54 @@ def plan_for(op, operands, policy=None):
             cached = resolve(key[0], op, in_range)
         except (TypeError, ValueError, ArithmeticError):
             return plan  # no value of this key passes: nothing worth caching
-        _plans[key] = (cached, int_bounds(cached, described))
+        _plans[key] = (cached, int_bounds(cached, described), cached.result)
         return plan
     return resolve(key[0], op, described)
 
 
-def result_type(*operands, op="add", policy=None) -> D.DType:
+def _py_result_type(*operands, op="add", policy=None) -> D.DType:
     """The result dtype of ``op`` on ``operands`` under ``policy`` (default: the current policy).
     For ``op="where"`` pass (x, y) or (cond, x, y)."""
     if len(operands) == 2 and op != "where":
         # The hot path, inlined: _operand_key of both operands, then one dict lookup.
         a, b = operands
         ta, tb = type(a), type(b)
-        ka = (a.dtype if a.ndim else (a.dtype, 0)) if ta is _ndarray else _operand_key(a)
-        kb = (b.dtype if b.ndim else (b.dtype, 0)) if tb is _ndarray else _operand_key(b)
-        hit = _plans.get((policy or _current.get(), op, ka, kb))
+        a0, a1 = (a.dtype, a.ndim == 0) if ta is _ndarray else _operand_key(a)
+        b0, b1 = (b.dtype, b.ndim == 0) if tb is _ndarray else _operand_key(b)
+        hit = _plans.get((policy or _current.get(), op, a0, a1, b0, b1))
         if hit is not None:
             for i, lo, hi in hit[1]:  # the Python scalars' values, where the policy checks them
                 if not lo <= operands[i] <= hi:
                     break
             else:
-                return hit[0].result
+                return hit[2]
     elif op == "where" and len(operands) == 2:
         operands = (True,) + operands
     return plan_for(op, operands, policy).result
+
+
+def _forget_plans():
+    """Empty the plan cache (and the compiled path's memo of it): the next calls resolve anew."""
+    _plans.clear()
+    if result_type is not _py_result_type:
+        from . import _fastpath
+        _fastpath.forget()
+
+
+def _compiled_result_type():
+    """gp.result_type with its cache-hit path in C (gpupromote/_fastpath.c), when that extension
+    was built and GPUPROMOTE_PURE_PYTHON is unset; the Python function otherwise."""
+    if os.environ.get("GPUPROMOTE_PURE_PYTHON"):
+        return _py_result_type
+    try:
+        from . import _fastpath
+    except ImportError:  # no C compiler at install time, or run from a source tree (PYTHONPATH=.)
+        return _py_result_type
+    _fastpath.bind(_plans, _current, _ndarray, Spec, _operand_key, _py_result_type)
+    return _fastpath.result_type
+
+
+result_type = _compiled_result_type()
 
 
 def promote_types(a, b, policy=None) -> D.DType:

@@ -107,7 +107,7 @@ def dtype(x) -> DType:
         found = BY_NAME.get(key) or BY_CODE.get(key) or BY_NAME.get(_ALIASES.get(key, ""))
         if found is None:
             try:
-                return _BY_NUMPY[np.dtype(key)]
+                return _by_numpy(np.dtype(key))
             except (TypeError, KeyError):
                 raise TypeError(f"unknown dtype {x!r}: use one of {', '.join(d.name for d in ALL)}") from None
         return found
@@ -120,9 +120,16 @@ def dtype(x) -> DType:
     if hasattr(x, "dtype") and not isinstance(x, type):  # arrays and numpy scalars
         return dtype(x.dtype)
     try:
-        return _BY_NUMPY[np.dtype(x)]
+        return _by_numpy(np.dtype(x))
     except (TypeError, KeyError):
         raise TypeError(f"unknown dtype {x!r}: use one of {', '.join(d.name for d in ALL)}") from None
+
+
+def _by_numpy(np_dtype):
+    # why: byte order is storage, not type: '>f4' promotes as float32 (the engines read it natively)
+    if not np_dtype.isnative:
+        np_dtype = np_dtype.newbyteorder("=")
+    return _BY_NUMPY[np_dtype]
 
 
 globals().update({d.name: d for d in ALL})

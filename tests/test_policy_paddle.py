@@ -215,6 +215,7 @@ EXAMPLES = """
     add(int8[n], 300)                    int8
     add(int8[n], 9223372036854775808)    int8
     true_divide(int8[n], 9223372036854775808) float32
+    true_divide(9223372036854775808, int8[n]) OverflowError  # __rtruediv__ builds a full tensor
     equal(int8[n], 9223372036854775808)  OverflowError
     where(9223372036854775808, int64[n]) OverflowError
     power(float32[n], 9223372036854775808) OverflowError

@@ -162,9 +162,8 @@ ROUTES = {
 
 # Ops whose Python int goes through phi::Scalar / paddle.to_tensor / paddle.full, which take
 # only what fits int64 (2**63 raises); the scale path of + - * (and of tensor / int) takes a
-# double and wraps instead.
-# Note: 2**63 / tensor raises in Paddle (__rtruediv__ builds a full tensor) while tensor / 2**63
-# does not; the check cannot see the operand order, so true_divide is left unchecked.
+# double and wraps instead. true_divide is checked by position (op_overrides): 2**63 / tensor
+# raises (__rtruediv__ builds a full tensor) while tensor / 2**63 is a scale.
 _INT64_CHECKED = ("floor_divide", "remainder", "fmod", "power", "equal", "not_equal", "less",
                   "less_equal", "greater", "greater_equal", "where")
 
@@ -197,6 +196,7 @@ PADDLE = Policy(
                   # cannot hold (-1, 2**40 for int32, 2**63): refused here instead of hanging. A
                   # Python int base must fit int64, as on the other tensor-building paths.
                   "power": {"int_check": ("int64", "int64 and target")},
+                  "true_divide": {"int_check": ("int64", None)},
                   # atan2's int kernels compute in double.
                   "arctan2": {"to_float": {d: "float64" for d in ("bool", "uint8", "int8", "int16", "int32",
                                                                     "int64")}}},

@@ -1,0 +1,9 @@
+"""The one compiled module, gp.result_type's cache-hit path (gpupromote/_fastpath.c).
+
+It is optional: without a C compiler the install still succeeds and result_type runs in Python.
+Everything else about the package is in pyproject.toml."""
+import numpy
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("gpupromote._fastpath", ["gpupromote/_fastpath.c"],
+                             include_dirs=[numpy.get_include()], optional=True)])
