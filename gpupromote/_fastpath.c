@@ -21,17 +21,23 @@
 static PyObject *plans;              /* api._plans */
 static PyObject *current_policy;     /* api._current, a ContextVar */
 static PyTypeObject *ndarray_type;   /* numpy.ndarray, exact type only */
-static PyTypeObject *spec_type;      /* api.Spec: its key is cached in the `_key` slot */
-static Py_ssize_t spec_key_offset;   /* where that slot lives in a Spec instance */
+static PyTypeObject *generic_type;   /* numpy.generic: numpy scalars key as 0-d arrays */
+/* Types whose instances carry their interned key pair in a `_key` __slots__ entry (api.Spec,
+ * gp.DType), and where that slot lives in an instance. */
+#define MAX_KEYED_TYPES 4
+static PyTypeObject *keyed_types[MAX_KEYED_TYPES];
+static Py_ssize_t key_offsets[MAX_KEYED_TYPES];
+static int n_keyed_types;
 static PyObject *operand_key;        /* api._operand_key, for every other operand */
 static PyObject *python_result_type; /* api._py_result_type, for everything but a hit */
 
-static PyObject *str_op, *str_policy, *str_add, *str_where, *str_key;
+static PyObject *str_op, *str_policy, *str_add, *str_where, *str_key, *str_dtype;
 
 /* x's two key fields, as api._operand_key gives them, borrowed for the length of the call.
  * `owned` is set to an object the caller releases when done (else NULL); `stable` to 1 when the
- * main field is an object that stands for the key by identity (a dtype, a Python type, a Spec's
- * interned key), so that the call can be memoized by pointer. -1 with an exception set. */
+ * main field is an object that stands for the key by identity (a numpy dtype, a Python type, the
+ * interned key of a spec or a gp.DType), so that the call can be memoized by pointer. -1 with an
+ * exception set. */
 static int
 key_fields(PyObject *x, PyObject **main, PyObject **detail, PyObject **owned, int *stable)
 {
@@ -56,15 +62,26 @@ key_fields(PyObject *x, PyObject **main, PyObject **detail, PyObject **owned, in
         *detail = beyond_int64 > 0 ? Py_True : Py_False;
         return 0;
     }
-    if (t == spec_type) {  /* read the __slots__ entry directly: an attribute lookup costs more */
-        PyObject *pair = *(PyObject **)((char *)x + spec_key_offset);
-        if (pair == NULL || !PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_SystemError, "gpupromote: a gp.spec without its key");
+    for (int k = 0; k < n_keyed_types; k++) {
+        if (t == keyed_types[k]) {  /* read the __slots__ entry directly: cheaper than getattr */
+            PyObject *pair = *(PyObject **)((char *)x + key_offsets[k]);
+            if (pair == NULL || !PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                PyErr_Format(PyExc_SystemError, "gpupromote: a %s without its key", t->tp_name);
+                return -1;
+            }
+            *main = PyTuple_GET_ITEM(pair, 0);
+            *detail = PyTuple_GET_ITEM(pair, 1);
+            return 0;  /* stable: these keys are interned */
+        }
+    }
+    if (PyObject_TypeCheck(x, generic_type)) {
+        PyObject *descr = PyObject_GetAttr(x, str_dtype);
+        if (descr == NULL) {
             return -1;
         }
-        *main = PyTuple_GET_ITEM(pair, 0);
-        *detail = PyTuple_GET_ITEM(pair, 1);
-        return 0;  /* stable: api.Spec interns its key */
+        *main = *owned = descr;
+        *detail = Py_True;
+        return 0;  /* stable enough: a scalar type's dtype is one object (and the memo holds it) */
     }
     PyObject *pair = PyObject_CallOneArg(operand_key, x);
     if (pair == NULL) {
@@ -281,24 +298,41 @@ forget(PyObject *module, PyObject *unused)
 static PyObject *
 bind(PyObject *module, PyObject *args)
 {
-    PyObject *p, *cv, *nd, *sp, *ok_fn, *py_fn;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OO:bind", &PyDict_Type, &p, &PyContextVar_Type, &cv,
-                          &PyType_Type, &nd, &PyType_Type, &sp, &ok_fn, &py_fn)) {
+    PyObject *p, *cv, *nd, *gen, *keyed, *ok_fn, *py_fn;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OO:bind", &PyDict_Type, &p, &PyContextVar_Type, &cv,
+                          &PyType_Type, &nd, &PyType_Type, &gen, &PyTuple_Type, &keyed, &ok_fn, &py_fn)) {
         return NULL;
     }
     Py_XSETREF(plans, Py_NewRef(p));
     Py_XSETREF(current_policy, Py_NewRef(cv));
     Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(nd));
-    PyObject *slot = PyDict_GetItemWithError(((PyTypeObject *)sp)->tp_dict, str_key);
-    if (slot == NULL || !Py_IS_TYPE(slot, &PyMemberDescr_Type)
-            || ((PyMemberDescrObject *)slot)->d_member->type != T_OBJECT_EX) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError, "bind: Spec needs a `_key` entry in its __slots__");
-        }
+    if (PyTuple_GET_SIZE(keyed) > MAX_KEYED_TYPES) {
+        PyErr_SetString(PyExc_ValueError, "bind: too many keyed types");
         return NULL;
     }
-    spec_key_offset = ((PyMemberDescrObject *)slot)->d_member->offset;
-    Py_XSETREF(spec_type, (PyTypeObject *)Py_NewRef(sp));
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(keyed); k++) {
+        PyObject *type = PyTuple_GET_ITEM(keyed, k);
+        PyObject *slot = PyType_Check(type)
+            ? PyDict_GetItemWithError(((PyTypeObject *)type)->tp_dict, str_key) : NULL;
+        if (slot == NULL || !Py_IS_TYPE(slot, &PyMemberDescr_Type)
+                || ((PyMemberDescrObject *)slot)->d_member->type != T_OBJECT_EX) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_TypeError, "bind: %R needs a `_key` entry in its __slots__", type);
+            }
+            return NULL;
+        }
+    }
+    for (int k = 0; k < n_keyed_types; k++) {
+        Py_CLEAR(keyed_types[k]);
+    }
+    n_keyed_types = (int)PyTuple_GET_SIZE(keyed);
+    for (int k = 0; k < n_keyed_types; k++) {
+        PyObject *type = PyTuple_GET_ITEM(keyed, k);
+        PyObject *slot = PyDict_GetItem(((PyTypeObject *)type)->tp_dict, str_key);
+        keyed_types[k] = (PyTypeObject *)Py_NewRef(type);
+        key_offsets[k] = ((PyMemberDescrObject *)slot)->d_member->offset;
+    }
+    Py_XSETREF(generic_type, (PyTypeObject *)Py_NewRef(gen));
     Py_XSETREF(operand_key, Py_NewRef(ok_fn));
     Py_XSETREF(python_result_type, Py_NewRef(py_fn));
     Py_RETURN_NONE;
@@ -310,7 +344,7 @@ static PyMethodDef methods[] = {
      "The result dtype of ``op`` on ``operands`` under ``policy`` (default: the current policy).\n"
      "For ``op=\"where\"`` pass (x, y) or (cond, x, y)."},
     {"bind", bind, METH_VARARGS,
-     "bind(plans, current_policy, ndarray, Spec, operand_key, python_result_type)\n"
+     "bind(plans, current_policy, ndarray, generic, keyed_types, operand_key, python_result_type)\n"
      "Hand the plan cache and the Python fallbacks to result_type (api.py does this once)."},
     {"forget", forget, METH_NOARGS,
      "Drop the pointer memo (api.forget_plans does this when it empties the plan cache)."},
@@ -330,7 +364,8 @@ PyInit__fastpath(void)
     str_add = PyUnicode_InternFromString("add");
     str_where = PyUnicode_InternFromString("where");
     str_key = PyUnicode_InternFromString("_key");
-    if (!str_op || !str_policy || !str_add || !str_where || !str_key) {
+    str_dtype = PyUnicode_InternFromString("dtype");
+    if (!str_op || !str_policy || !str_add || !str_where || !str_key || !str_dtype) {
         return NULL;
     }
     return PyModule_Create(&module_def);

@@ -111,6 +111,11 @@ _ndarray = np.ndarray
 
 
 _SCALAR_TYPES = frozenset(_PY_SCALARS)
+# Operand types that carry their plan-cache key, interned, in a `_key` slot (a DType operand is an
+# array of that dtype); _fastpath.c reads that slot directly.
+_KEYED_TYPES = frozenset({Spec, D.DType})
+for _d in D.ALL:
+    _d._key = (describe(_d).signature(), None)
 _INT64_END = 9223372036854775808  # 2**63: a Python int from here on is a distinct kind in PyTorch
 
 
@@ -129,8 +134,10 @@ def _operand_key(x):
         return x.dtype, x.ndim == 0
     if t in _SCALAR_TYPES:
         return t, t is int and x >= _INT64_END
-    if t is Spec:
+    if t in _KEYED_TYPES:
         return x._key
+    if isinstance(x, np.generic):  # a numpy scalar is described as a 0-d array
+        return x.dtype, True
     return describe(x).signature(), None
 
 
@@ -205,7 +212,7 @@ def _compiled_result_type():
         from . import _fastpath
     except ImportError:  # no C compiler at install time, or run from a source tree (PYTHONPATH=.)
         return _py_result_type
-    _fastpath.bind(_plans, _current, _ndarray, Spec, _operand_key, _py_result_type)
+    _fastpath.bind(_plans, _current, _ndarray, np.generic, tuple(_KEYED_TYPES), _operand_key, _py_result_type)
     return _fastpath.result_type
 
 

@@ -16,7 +16,7 @@ __all__ = ["DType", "dtype", "ALL", "BY_CODE", "PY_KINDS"]
 class DType:
     """One element type: ``name``, 2-char ``code``, ``kind`` (b u i f c), ``itemsize`` in bytes."""
 
-    __slots__ = ("name", "code", "kind", "itemsize", "numpy", "rank")
+    __slots__ = ("name", "code", "kind", "itemsize", "numpy", "rank", "_key")  # _key: set by api.py
 
     def __init__(self, name, code, kind, itemsize, numpy_dtype, rank):
         self.name, self.code, self.kind, self.itemsize = name, code, kind, itemsize
