@@ -99,8 +99,12 @@ PY_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
 def dtype(x) -> DType:
     """Any dtype-like -> DType: names, 2-char codes, np.dtype, numpy / ml_dtypes scalar types,
     torch and jax dtypes, arrays (their dtype)."""
-    if isinstance(x, DType):
+    if type(x) is DType:
         return x
+    if type(x) is str:  # why: a plain name is the common case; one dict lookup answers it
+        found = BY_NAME.get(x)
+        if found is not None:
+            return found
     if isinstance(x, str):
         key = x.strip()
         key = key[len("torch."):] if key.startswith("torch.") else key
