@@ -28,6 +28,7 @@ bench: $(STAMP)
 
 conformance: $(STAMP)
 	$(PY) ../shared/tools/conformance.py --show 5
+	$(PY) ../shared/tools/conformance.py --show 5 --data tests/observed
 
 lint: $(STAMP)
 	$(PY) -m pip install -q ruff
