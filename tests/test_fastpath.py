@@ -128,3 +128,32 @@ def test_specs_are_immutable_and_share_their_key():
     assert gp.result_type(s, 1.5) is gp.result_type(gp.int32, 1.5) is gp.float64
     with pytest.raises(AttributeError, match="immutable"):
         s.ndim = 0
+
+
+def test_no_reference_is_leaked_or_dropped():
+    # why: the compiled path borrows and takes references by hand; a leak shows as a growing
+    # count on the objects every call touches, a dropped reference as a shrinking one
+    import gc
+    import sys
+    a, z = np.ones(3, np.int8), np.ones((), np.float16)
+    calls = [((a, z), {}), ((a, 5.5), {"op": "add", "policy": "torch"}), ((gp.spec("int32"), 1), {}),
+             ((a, 300), {"policy": "numpy"}), ((a, 2**63), {"policy": "torch"}), ((np.float32(1), a), {"op": "less"}),
+             ((np.ma.ones(3), a), {}), ((gp.int8, gp.uint8), {"policy": "".join(["ja", "x"])}), ((a, object()), {})]
+    watched = [True, False, int, float, a.dtype, z.dtype, "numpy", "torch", "add"]
+
+    def run(n):
+        for _ in range(n):
+            for args, kwargs in calls:
+                try:
+                    gp.result_type(*args, **kwargs)
+                except (TypeError, OverflowError):
+                    pass
+
+    api._forget_plans()  # why: entries of earlier tests would be evicted from the memo as we go
+    run(10)  # fill the caches first
+    gc.collect()  # why: cycles left by earlier tests (tracebacks, frames) must not drop refs midway
+    before = [sys.getrefcount(x) for x in watched]
+    run(2000)
+    gc.collect()
+    after = [sys.getrefcount(x) for x in watched]
+    assert after == before, [(repr(x), b, c) for x, b, c in zip(watched, before, after) if b != c]
