@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from . import dtypes as D
 from .errors import PromotionError, describe_operand, overflow
 from .ops import op_named
-from .policies import get_policy
+from .policies import INT_BOUNDS, get_policy
 
 __all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds"]
 
@@ -508,11 +508,16 @@ def _tf_legacy(pol, op, values, trace):
         return None, f"TensorFlow's {op.name} does not promote: {tensors[0]} and {tensors[1]} tensors differ"
     if tensors:
         result = D.dtype(tensors[0])
-    else:
+    else:  # the first scalar's dtype; its value may still widen it (_check_inferred_scalars)
         kind = values[0].pykind
         result = D.bool if kind == "b" else D.dtype(pol.weak_default[pol.weak_node[kind]])
     trace(f"no promotion in TensorFlow's {op.name}: every operand is converted to {result.name}")
     return _tf_convert(pol, op, values, result, False, trace)
+
+
+def _in_range(value, int_dtype_name):
+    lo, hi = INT_BOUNDS[int_dtype_name]
+    return lo <= value <= hi
 
 
 def _tf_convert(pol, op, values, result, weak, trace):
@@ -541,6 +546,12 @@ def _check_argument_ints(pol, op_name, operands):
     """A Python int outside the range a framework's argument parsing takes fails before any
     dtype rule runs (JAX: "An overflow was encountered while parsing an argument")."""
     pol = _op_policy(pol, op_name)
+    values = operands[1:] if op_name == "where" else operands
+    if pol.scalars_infer and any(o.pykind == "c" for o in values) and all(o.category == "scalar" for o in values):
+        # TF converts Python scalars with no tensor beside them through NumPy, an int as np.int32
+        for o in values:
+            if o.pykind == "i" and not _in_range(o.value, "int32"):
+                raise overflow(pol.name, op_name, o, "int32")
     if not pol.ints_checked_first or _integer_pow(pol, op_name, operands):
         return
     lo, hi, name, exc = pol.int_range(D.int64)  # a fixed range: the target does not matter
@@ -559,8 +570,32 @@ def _integer_pow(pol, op_name, values):
     return exponent.category != "array" and exponent.kind in ("bui" if exponent.category == "scalar" else "ui")
 
 
+def _check_inferred_scalars(pol, plan, operands, trace):
+    """TF's convert_to_tensor with no tensor (``scalars_infer``): the first Python scalar's value
+    decides its dtype, so an int beyond int32 widens the plan to int64 (beyond int64 it fails) and
+    a finite float beyond float32 fails (for ints beside a complex, see _check_argument_ints)."""
+    values = operands[1:] if plan.op == "where" else operands
+    if not pol.scalars_infer or any(o.category != "scalar" for o in values):
+        return plan
+    first = values[0]
+    if first.pykind == "f" and abs(first.value) != float("inf") and abs(first.value) > _float_limit(plan.promoted):
+        raise OverflowError(f"policy {pol.name!r}, {plan.op}: {first.value!r} is out of range for "
+                            f"{plan.promoted.name}, the dtype {pol.framework} gives a Python float")
+    if first.pykind == "i" and plan.promoted.name == "int32" and not _in_range(first.value, "int32"):
+        if not _in_range(first.value, "int64"):
+            raise overflow(pol.name, plan.op, first, "int64")
+        trace(f"{first.value} does not fit int32: {pol.framework} converts it to int64")
+        skip = plan.op == "where"  # the condition keeps its dtype
+        inputs = tuple(D.int64 if folded and i >= skip else d
+                       for i, (d, folded) in enumerate(zip(plan.inputs, plan.folded)))
+        result = D.int64 if plan.result == plan.promoted else plan.result
+        plan = replace(plan, inputs=inputs, compute=D.int64, promoted=D.int64, result=result)
+    return plan
+
+
 def _check_values(pol, plan, operands, trace):
     pol = _op_policy(pol, plan.op)
+    plan = _check_inferred_scalars(pol, plan, operands, trace)
     int_arrays = any(o.dtype is not None and o.dtype.kind in "ui" for o in operands if o.category != "scalar")
     target = plan.promoted
     for i, o, ranged in _scalars(pol, plan, operands):
@@ -600,6 +635,14 @@ def int_bounds(plan: Plan, operands) -> tuple:
     pol = _op_policy(get_policy(plan.policy), plan.op)
     bounds = []
     target = plan.promoted
+    values = operands[1:] if plan.op == "where" else operands
+    if pol.scalars_infer and all(o.category == "scalar" for o in values):
+        # the dtype depends on the values (_check_inferred_scalars): it holds while ints fit int32
+        # and floats float32
+        for i, o in enumerate(operands):
+            if o.category == "scalar" and o.pykind in "if" and (i > 0 or plan.op != "where"):
+                limit = INT_BOUNDS["int32"] if o.pykind == "i" else (-_FLOAT_MAX["float32"], _FLOAT_MAX["float32"])
+                bounds.append((i, *limit))
     for i, o, ranged in _scalars(pol, plan, operands):
         if ranged and o.pykind == "f" and target.name in pol.float_check:
             limit = _float_limit(target)

@@ -165,6 +165,13 @@ COMMON = """
     where(True, 1)                  error
     where(1, True)                  int32
     where(1+2j, 1.5)                complex128
+    where(1099511627776, 1)         int64       # the first scalar's value: convert_to_tensor infers int64
+    where(1, 1099511627776)         int32       # the second is converted to the first one's dtype
+    where(9223372036854775808, 1)   OverflowError
+    where(1e300, 1.5)               OverflowError  # beyond float32, the dtype a Python float gets
+    where(1.5, 1e300)               float32
+    where(1+2j, 1099511627776)      OverflowError  # an int beside a complex goes through np.int32
+    where(1099511627776, 1+2j)      OverflowError
 """
 
 # Where the modes differ: tensor-tensor widening, Python floats with integer tensors.

@@ -62,6 +62,8 @@ class Policy:
     checked_operands: tuple | None = None  # operand positions the value checks apply to (None: all)
     flush_subnormals: bool = False  # the framework's CPU kernels flush subnormal floats to zero (XLA)
     ints_checked_first: bool = False  # the fixed int_check range runs before any dtype rule (argument parsing)
+    scalars_infer: bool = False    # with no array operand, the first Python scalar's dtype comes from its value
+                                   # (TF's convert_to_tensor: int32, else int64; float32 if it fits)
     op_rules: dict = field(default_factory=dict)     # op -> promotion kind, where the framework overrides ops.py
     op_overrides: dict = field(default_factory=dict) # op -> {field: value} where an op has its own rules
     to_float_inputs: bool = False  # INT_TO_FLOAT on array operands that are all int: each maps to float first
@@ -81,14 +83,14 @@ class Policy:
         as operand ``position``, or None when any int is taken (and wraps)."""
         if target.name in self.float_int_limit:  # a library that converts ints through C long
             name = self.float_int_limit[target.name]
-            return (*_INT_BOUNDS[name], name, TypeError)
+            return (*INT_BOUNDS[name], name, TypeError)
         int_check = self.int_check[position] if isinstance(self.int_check, tuple) else self.int_check
         if int_check != self.int_check:
             return replace(self, int_check=int_check).int_range(target)
         if int_check == "int64 and target":  # both: the int64 range, narrowed to an int target's
-            lo, hi = _INT_BOUNDS["int64"]
+            lo, hi = INT_BOUNDS["int64"]
             if target.kind in "ui":
-                lo, hi = max(lo, _INT_BOUNDS[target.name][0]), min(hi, _INT_BOUNDS[target.name][1])
+                lo, hi = max(lo, INT_BOUNDS[target.name][0]), min(hi, INT_BOUNDS[target.name][1])
             return lo, hi, target.name if target.kind in "ui" else "int64", OverflowError
         if self.int_check in ("c10", "c10-exponent") and target.kind in "fc":
             # c10::checked_convert into a half-precision type (pow's exponent, where into complex32)
@@ -101,21 +103,21 @@ class Policy:
             if target.kind not in "ui":
                 return None
             name = "int64" if self.int_check == "c10-exponent" and target.name == "uint64" else target.name
-            lo, hi = _INT_BOUNDS[name]
+            lo, hi = INT_BOUNDS[name]
             if self.int_check != "target" and target.kind == "u" and name == target.name:
                 lo = -hi  # c10::overflows lets a negative value wrap into an unsigned type
             return lo, hi, name, OverflowError
         if self.int_check is None:
             return None
-        return (*_INT_BOUNDS[self.int_check], self.int_check, OverflowError)
+        return (*INT_BOUNDS[self.int_check], self.int_check, OverflowError)
 
     def __repr__(self):
         return f"Policy({self.name!r})"
 
 
-_INT_BOUNDS = {d.name: ((-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) if d.kind == "i" else (0, (1 << d.bits) - 1))
+INT_BOUNDS = {d.name: ((-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) if d.kind == "i" else (0, (1 << d.bits) - 1))
                for d in D.ALL if d.kind in "ui"}
-_INT_BOUNDS["int64 or uint64"] = (-(1 << 63), (1 << 64) - 1)  # c10::Scalar holds either
+INT_BOUNDS["int64 or uint64"] = (-(1 << 63), (1 << 64) - 1)  # c10::Scalar holds either
 
 _loaded: dict[str, Policy] = {}
 

@@ -148,7 +148,10 @@ _RFC431_OPS = {"add", "subtract", "multiply", "true_divide", "floor_divide", "re
 # direct converters to uint64, half, float, double and complex128 also read it as a uint64.
 _LEGACY_INTS = {"int_check": "int64",
                 "float_int_limit": {t: "int64 or uint64" for t in ("uint64", "float16", "float32", "float64",
-                                                                   "complex128")}}
+                                                                   "complex128")},
+                # tf.where(c, 2**40, 1) is int64 and tf.where(c, 1e300, 1.5) fails: with no tensor,
+                # the first scalar is converted as convert_to_tensor infers it from its value
+                "scalars_infer": True}
 _OVERRIDES = {op: ({"dtypes": frozenset(dts)} if op in _RFC431_OPS else
                    {"dtypes": frozenset(dts), "operands": "tf-legacy", **_LEGACY_INTS})
               for op, dts in _KERNELS.items()}
