@@ -315,6 +315,8 @@ def call(op: str, args, policy=None, out=None):
     if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
             and plan.promoted.kind in "ui":
         _compare_out_of_range_ints_exactly(plan, operands, kargs)
+    if plan.exact_exponent:
+        kargs[-1] = _equivalent_exponent(int(kargs[-1]), plan.compute)
     for i, f in enumerate(plan.folded):
         if f:
             kargs[i] = fold_scalar(kargs[i], plan.inputs[i], _fold_target(plan, i))
@@ -369,6 +371,18 @@ def _compare_out_of_range_ints_exactly(plan, operands, kargs):
     for i, o in enumerate(operands):
         if o.category == "scalar" and o.pykind == "i" and not info.min <= o.value <= info.max:
             kargs[i] = float("inf") if o.value > info.max else float("-inf")
+
+
+def _equivalent_exponent(exponent: int, compute: D.DType) -> int:
+    """An exponent the compute dtype holds that gives x ** exponent for every x, when the plan
+    keeps the exponent exactly (JAX's integer_pow) and the products wrap in k = compute.bits bits:
+    an even x reaches 0 from x ** k on, and an odd x repeats with a period dividing 2**(k - 2)
+    (the exponent of the unit group mod 2**k), so any exponent >= k can become
+    k + (exponent - k) % 2**(k - 2), at most 2**(k - 2) + k - 1, which fits the signed k-bit type."""
+    k = compute.bits
+    if exponent < k:
+        return exponent
+    return k + (exponent - k) % (1 << (k - 2))
 
 
 def _check_cpu_dtypes(plan):

@@ -64,6 +64,8 @@ class Plan:
     flush_subnormals: bool = False  # subnormal float inputs and results are zero (XLA on the CPU)
     weak: bool = False   # JAX / TF: the result is weakly typed
     int_division: str = "numpy"   # integer x // 0 semantics: "numpy" (0), "xla", "raise"
+    exact_exponent: bool = False  # power: the folded int exponent counts as it is (JAX's integer_pow: int8 x ** 300
+                                  # is not x ** 44); the dispatcher folds an equivalent one (_equivalent_exponent)
 
     @property
     def key(self):
@@ -140,11 +142,12 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     if op.name in pol.op_overrides:
         trace(f"{op.name} has its own rules in {pol.framework}: {', '.join(pol.op_overrides[op.name])}")
         pol = _op_policy(pol, op.name)
+    exact_exponent = False
     if rule == "EXPONENT_KEEPS_BASE":
         if _integer_pow(pol, op.name, values):
             # jnp.power with a concrete integer exponent is lax.integer_pow: the base's dtype
             trace(f"integer exponent {describe_operand(values[1])}: the result keeps the base's dtype")
-            values = values[:1]
+            values, exact_exponent = values[:1], True
         rule = "DEFAULT"
     if rule == "INT_TO_FLOAT" and pol.to_float_inputs and all(o.category != "scalar" and o.dtype.kind in "bui"
                                                                for o in values):
@@ -202,6 +205,7 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
           + (f", folded scalars kept in {scalar_dtype.name}" if any(folded) else ""))
     return Plan(pol.name, op.name, inputs, folded, compute, result, promoted=promoted, weak=bool(weak),
                 int_division=pol.int_division,
+                exact_exponent=exact_exponent and folded[-1] and compute.kind in "ui",
                 flush_subnormals=pol.flush_subnormals and op.name not in _BIT_EXACT_FLOAT_OPS)
 
 

@@ -471,6 +471,20 @@ def test_numpy_negative_integer_power_raises_value_error():
     assert gp.power(np.array([2.0]), -1).tolist() == [0.5]
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"])
+@pytest.mark.parametrize("exponent", [5, 100, 300, 2**31 + 7, 2**40, 2**63 - 1, 2**63, 2**64 + 5])
+def test_jax_integer_pow_takes_the_exponent_exactly(dtype, exponent):
+    # lax.integer_pow multiplies in the array's dtype with the exponent as given: the reference is
+    # Python's exact modular power, wrapped into the dtype
+    info = np.iinfo(dtype)
+    bits = info.bits
+    a = np.array([v for v in (3, -3, 5, 2, 7, 0, 1, -1, 6, 100) if info.min <= v <= info.max], dtype)
+    policy = "jax-x64" if bits == 64 else "jax"
+    want = [pow(int(v) % 2**bits, exponent, 2**bits) for v in a]
+    want = [w - 2**bits if info.min < 0 and w > info.max else w for w in want]
+    assert gp.power(a, exponent, policy=policy).tolist() == want
+
+
 def test_huge_shapes_raise_memory_error_not_crash():
     a = np.broadcast_to(np.ones(1, np.float64), (2**40,))
     with pytest.raises(MemoryError):
