@@ -81,6 +81,23 @@ def test_numpy_dispatch_1_element(benchmark):
     benchmark(np.add, _ONE_A, _ONE_B)
 
 
+_ONE_I8 = np.ones(1, np.int8)
+
+
+def test_gpupromote_dispatch_python_int(benchmark):
+    # a Python int's value can change the plan: the runner checks it against the plan's bounds
+    gp.add(_ONE_I8, 3)
+    benchmark.group = "dispatch: int8[1] + Python int"
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark(gp.add, _ONE_I8, 3)
+
+
+def test_numpy_dispatch_python_int(benchmark):
+    benchmark.group = "dispatch: int8[1] + Python int"
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark(np.add, _ONE_I8, 3)
+
+
 # --- compile and load ---------------------------------------------------------------------------
 _PLAN = plan_for("multiply", [np.ones(4, np.int16), np.ones(4, np.float32)], policy="numpy")
 _ARGS = [np.ones(4, np.int16), np.ones(4, np.float32)]

@@ -433,12 +433,14 @@ def _wrap_result(result, dtype, args, backend):
 # Public op functions with a fast path
 #
 # The fast path caches, per op, (policy, per-argument dtype or Python type, ndim) -> a runner
-# bound to one plan and one backend kernel. It covers numpy arrays and Python bool / float /
-# complex scalars without out=; Python ints (their value can change the plan: range checks,
-# exact comparisons), gp.Array, cupy and out= take the full path. A runner returns None when it
-# cannot take the call (e.g. shapes differ), and the full path runs instead.
+# bound to one plan and one backend kernel. It covers numpy arrays and Python scalars without
+# out=; gp.Array, cupy and out= take the full path. A Python scalar's value can change the plan
+# (range checks, exact comparisons, 2**63 as uint64): the runner holds the plan of an ordinary
+# value and the bounds within which it holds (resolve.int_bounds), and returns None for a value
+# outside them, as it does when it cannot take a call (e.g. shapes differ): the full path runs.
 
-_FAST_SCALARS = (float, bool, complex)
+_FAST_SCALARS = (float, bool, complex, int)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _fast_key(x):
@@ -455,13 +457,20 @@ def _make_runner(op, args, policy):
         return None   # the full path converts the byte order
     if any(type(x) is _ndarray and x.ndim == 0 for x in args):
         return _MISS   # 0-d arrays fold: not cached, as the key (the dtype) does not say ndim
+    if any(type(x) is int and not _INT64[0] <= x <= _INT64[1] for x in args):
+        return _MISS   # a plan of its own (PyTorch's uint64 kind), not one for every int
     pol = get_policy(policy)
     if pol.canonical and any(type(x) is _ndarray and D.dtype(x.dtype).name in pol.canonical for x in args):
         return None   # 64-bit arrays under JAX x32: the full path casts them first
     operands = [describe(x) for x in args]
-    plan = resolve(policy, op, operands)
-    if _needs_checks(plan) or int_bounds(plan, operands):
-        return None   # value checks on the scalars (a float the framework range-checks)
+    try:  # the plan of an ordinary int (1): the one api.plan_for caches for this key too
+        plan = resolve(policy, op, [replace(o, value=1) if o.category == "scalar" and o.pykind == "i" else o
+                                    for o in operands])
+    except (TypeError, ValueError, ArithmeticError):
+        return None   # no int passes here: the full path says why, every time
+    if _needs_checks(plan) or plan.exact_exponent:
+        return None   # integer division and power check their operands before the launch
+    bounds = _merged(int_bounds(plan, operands) + tuple((i, *_INT64) for i, x in enumerate(args) if type(x) is int))
     for d in (*plan.inputs, plan.result):
         if d.numpy is None:
             return None
@@ -472,9 +481,37 @@ def _make_runner(op, args, policy):
     converters = [(_converter(plan.inputs[i], _fold_target(plan, i)) if f else None)
                   for i, f in enumerate(plan.folded)]
     runner = make(plan, converters)
+    if runner is not None and bounds:
+        runner = _within(bounds, runner, len(args))
     if runner is not None:
         runner.keep_alive = [x.dtype for x in args if type(x) is _ndarray]
     return runner
+
+
+def _merged(bounds):
+    """One (position, lo, hi) per position: the intersection of the ranges given for it."""
+    merged = {}
+    for i, lo, hi in bounds:
+        old_lo, old_hi = merged.get(i, (lo, hi))
+        merged[i] = (max(lo, old_lo), min(hi, old_hi))
+    return tuple((i, lo, hi) for i, (lo, hi) in sorted(merged.items()))
+
+
+def _within(bounds, runner, arity):
+    """``runner`` for the calls whose Python scalars lie within ``bounds`` ((position, lo, hi),
+    ...); None, for the full path, otherwise."""
+    if arity == 2 and len(bounds) == 1:  # why: x + 1 and 1 + x, the common cases, in one comparison
+        i, lo, hi = bounds[0]
+        if i == 1:
+            return lambda a, b: runner(a, b) if lo <= b <= hi else None
+        return lambda a, b: runner(a, b) if lo <= a <= hi else None
+
+    def run(*args):
+        for i, lo, hi in bounds:
+            if not lo <= args[i] <= hi:
+                return None
+        return runner(*args)
+    return run
 
 
 _MISS = object()

@@ -485,6 +485,38 @@ def test_jax_integer_pow_takes_the_exponent_exactly(dtype, exponent):
     assert gp.power(a, exponent, policy=policy).tolist() == want
 
 
+_INT_VALUES = [3, -1, 0, 127, 128, 255, 256, 300, -129, 70000, 2**31, 2**40, 2**63 - 1, 2**63, 2**64, -2**63 - 1]
+
+
+def _outcome(fn, *args, **kwargs):
+    try:
+        r = fn(*args, **kwargs)
+        return r.dtype.name, r.tolist()
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize("policy", ["numpy", "torch", "jax", "jax-x64", "paddle", "tf-all", "array-api"])
+@pytest.mark.parametrize("op", ["add", "multiply", "less", "maximum", "bitwise_and", "left_shift", "true_divide"])
+def test_python_int_fast_path_equals_the_full_path(policy, op):
+    # The op functions keep a runner per (policy, dtypes, int) built from an ordinary int and hold
+    # it to the bounds that plan holds for; every value must come out as the full path gives it,
+    # whichever value came first.
+    from gpupromote.dispatch import call
+    warnings.simplefilter("ignore", RuntimeWarning)  # float16 + 2**64 is inf with NumPy's overflow warning
+    diffs = []
+    for dtype in ["bool", "uint8", "int8", "int32", "uint64", "float16", "float32"]:
+        a = np.array([1, 2, 3], dtype)
+        for values in (_INT_VALUES, _INT_VALUES[::-1]):
+            getattr(gp, op)._fast_cache.clear()
+            for v in values:
+                for args in ((a, v), (v, a)):
+                    got, want = _outcome(getattr(gp, op), *args, policy=policy), _outcome(call, op, args, policy)
+                    if got != want:
+                        diffs.append(f"{op}{args}: fast {got} | full {want}")
+    assert not diffs, "\n".join(diffs[:20])
+
+
 def test_huge_shapes_raise_memory_error_not_crash():
     a = np.broadcast_to(np.ones(1, np.float64), (2**40,))
     with pytest.raises(MemoryError):
