@@ -12,7 +12,7 @@ from .policies import get_policy, policy_names
 from .resolve import Operand, explain_resolution, int_bounds, resolve
 
 __all__ = ["policies", "set_policy", "use_policy", "get_policy_name", "spec", "Spec", "describe",
-           "result_type", "promote_types", "explain", "plan_for"]
+           "result_type", "promote_types", "explain", "plan_for", "cached_plan"]
 
 _DEFAULT_POLICY = "numpy"
 _current = contextvars.ContextVar("gpupromote_policy", default=_DEFAULT_POLICY)
@@ -172,6 +172,15 @@ def plan_for(op, operands, policy=None):
         _plans[key] = (cached, int_bounds(cached, described), cached.result)
         return plan
     return resolve(key[0], op, described)
+
+
+def cached_plan(op, operands, policy=None):
+    """(plan, bounds) as cached for ``operands``' key: the plan of ordinary values of its Python
+    scalars and the ((position, lo, hi), ...) within which that plan holds; None where no such
+    value passes. Raises, as resolve does, for the values given."""
+    plan_for(op, operands, policy)
+    hit = _plans.get(_key(policy, op, operands))
+    return None if hit is None else hit[:2]
 
 
 def _py_result_type(*operands, op="add", policy=None) -> D.DType:

@@ -25,11 +25,11 @@ from dataclasses import replace
 import numpy as np
 
 from . import dtypes as D
-from .api import _current, describe
+from .api import _current, cached_plan, describe
 from .backends import get_backend
 from .ops import ALIASES, OPS
 from .policies import get_policy
-from .resolve import int_bounds, resolve
+from .resolve import resolve
 
 __all__ = ["call", "fold_scalar", "make_op", "OP_FUNCTIONS", "IntegerDivisionByZero"]
 
@@ -436,7 +436,7 @@ def _wrap_result(result, dtype, args, backend):
 # bound to one plan and one backend kernel. It covers numpy arrays and Python scalars without
 # out=; gp.Array, cupy and out= take the full path. A Python scalar's value can change the plan
 # (range checks, exact comparisons, 2**63 as uint64): the runner holds the plan of an ordinary
-# value and the bounds within which it holds (resolve.int_bounds), and returns None for a value
+# value and the bounds within which it holds (api.cached_plan), and returns None for a value
 # outside them, as it does when it cannot take a call (e.g. shapes differ): the full path runs.
 
 _FAST_SCALARS = (float, bool, complex, int)
@@ -462,15 +462,13 @@ def _make_runner(op, args, policy):
     pol = get_policy(policy)
     if pol.canonical and any(type(x) is _ndarray and D.dtype(x.dtype).name in pol.canonical for x in args):
         return None   # 64-bit arrays under JAX x32: the full path casts them first
-    operands = [describe(x) for x in args]
-    try:  # the plan of an ordinary int (1): the one api.plan_for caches for this key too
-        plan = resolve(policy, op, [replace(o, value=1) if o.category == "scalar" and o.pykind == "i" else o
-                                    for o in operands])
-    except (TypeError, ValueError, ArithmeticError):
-        return None   # no int passes here: the full path says why, every time
+    cached = cached_plan(op, args, policy)
+    if cached is None:
+        return None   # no ordinary scalar value passes here: the full path says why, every time
+    plan, bounds = cached
     if _needs_checks(plan) or plan.exact_exponent:
         return None   # integer division and power check their operands before the launch
-    bounds = _merged(int_bounds(plan, operands) + tuple((i, *_INT64) for i, x in enumerate(args) if type(x) is int))
+    bounds = _merged(bounds + tuple((i, *_INT64) for i, x in enumerate(args) if type(x) is int))
     for d in (*plan.inputs, plan.result):
         if d.numpy is None:
             return None
