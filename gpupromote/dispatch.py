@@ -466,9 +466,16 @@ def _make_runner(op, args, policy):
     if cached is None:
         return None   # no ordinary scalar value passes here: the full path says why, every time
     plan, bounds = cached
-    if _needs_checks(plan) or plan.exact_exponent:
-        return None   # integer division and power check their operands before the launch
-    bounds = _merged(bounds + tuple((i, *_INT64) for i, x in enumerate(args) if type(x) is int))
+    if plan.exact_exponent:
+        return None   # the exponent is folded as an equivalent one (call)
+    bounds += tuple((i, *_INT64) for i, x in enumerate(args) if type(x) is int)
+    if _needs_checks(plan):
+        # Integer division and power check their operands before the launch; with an array
+        # first and a Python int second, that check is the int's sign: x // 2, x % 3, x ** 2 pass.
+        if not (type(args[0]) is _ndarray and type(args[1]) is int):
+            return None
+        bounds += ((1, 1 if plan.op in _INT_DIVISION_OPS else 0, _INT64[1]),)
+    bounds = _merged(bounds)
     for d in (*plan.inputs, plan.result):
         if d.numpy is None:
             return None
