@@ -117,11 +117,16 @@ def explain_resolution(policy: str, op: str, operands) -> tuple[list[str], Plan 
 # ---------------------------------------------------------------------------------------------
 # step 1 and 2: dtypes
 
+def _promoting(op_name, operands):
+    """The operands that take part in promotion: all but where's condition."""
+    return operands[1:] if op_name == "where" else operands
+
+
 def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     operands = tuple(operands)
     if len(operands) != op.arity:
         raise TypeError(f"{op.name} takes {op.arity} operands, got {len(operands)}")
-    values = operands[1:] if op.name == "where" else operands
+    values = _promoting(op.name, operands)
     for o in values:
         if o.dtype is not None and o.dtype.name not in pol.dtypes:
             raise PromotionError(pol.name, op.name, operands, f"{pol.framework} has no dtype {o.dtype.name}",
@@ -550,7 +555,7 @@ def _check_argument_ints(pol, op_name, operands):
     """A Python int outside the range a framework's argument parsing takes fails before any
     dtype rule runs (JAX: "An overflow was encountered while parsing an argument")."""
     pol = _op_policy(pol, op_name)
-    values = operands[1:] if op_name == "where" else operands
+    values = _promoting(op_name, operands)
     if pol.scalars_infer and any(o.pykind == "c" for o in values) and all(o.category == "scalar" for o in values):
         # TF converts Python scalars with no tensor beside them through NumPy, an int as np.int32
         for o in values:
@@ -578,7 +583,7 @@ def _check_inferred_scalars(pol, plan, operands, trace):
     """TF's convert_to_tensor with no tensor (``scalars_infer``): the first Python scalar's value
     decides its dtype, so an int beyond int32 widens the plan to int64 (beyond int64 it fails) and
     a finite float beyond float32 fails (for ints beside a complex, see _check_argument_ints)."""
-    values = operands[1:] if plan.op == "where" else operands
+    values = _promoting(plan.op, operands)
     if not pol.scalars_infer or any(o.category != "scalar" for o in values):
         return plan
     first = values[0]
@@ -639,7 +644,7 @@ def int_bounds(plan: Plan, operands) -> tuple:
     pol = _op_policy(get_policy(plan.policy), plan.op)
     bounds = []
     target = plan.promoted
-    values = operands[1:] if plan.op == "where" else operands
+    values = _promoting(plan.op, operands)
     if pol.scalars_infer and all(o.category == "scalar" for o in values):
         # the dtype depends on the values (_check_inferred_scalars): it holds while ints fit int32
         # and floats float32
