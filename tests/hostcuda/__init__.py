@@ -1,0 +1,76 @@
+"""The host execution tier: gpupromote's generated CUDA, run on the CPU behind the real launcher.
+
+Tests only (not a user backend). ``installed()`` points the CUDA engine's two seams at host
+stand-ins and back:
+
+* ``cuda_cupy._cp``: the CuPy module, here tests/hostcuda/fake_cupy.py (device memory in host
+  buffers with guard zones, CuPy's flags and argument packing, several devices);
+* ``cuda_cupy.load_module(source, any_complex, device_id) -> (module, how)``: instead of NVRTC
+  and cuModuleLoad, the very source string is compiled with g++ (tests/hostcuda/builder.py) and
+  its kernels are launched over the grid the launcher computes.
+
+Everything between them runs as it does on a GPU: dispatch, gp.Array, the launcher's choice of
+kernel (vectorized, N = 1, strided 32/64-bit), coalescing, scalar folding, out= handling.
+
+What this cannot check: NVRTC's code generation (CI compiles every source with NVRTC separately),
+CUDA's libm (the host's is used: transcendental results may differ in the last ulps), NaN payloads
+made by GPU arithmetic, races between threads (they run one after another), CuPy's real
+argument passing (modelled on CuPy 14's).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from . import fake_cupy
+from .builder import Builder, HostBuildError, toolchain
+
+__all__ = ["installed", "builder", "available", "fake_cupy", "HostBuildError"]
+
+
+@functools.lru_cache(maxsize=None)
+def builder(sanitize: str | None = None) -> Builder:
+    """One builder per sanitizer mode per process: its libraries stay loaded between tests."""
+    return Builder(sanitize=sanitize)
+
+
+def available() -> tuple[bool, str]:
+    """(True, compiler) when the host tier can build kernels here, else (False, what is missing)."""
+    try:
+        return True, toolchain()["version"]
+    except HostBuildError as exc:
+        return False, str(exc)
+    except Exception as exc:  # noqa: BLE001 - e.g. no CUDA headers found at all
+        return False, f"{type(exc).__name__}: {exc}"
+
+
+@contextlib.contextmanager
+def installed(devices: int = 2, sms: int | None = None, bf16_native: bool = True, sanitize: str | None = None):
+    """Run the CUDA engine on the host inside the ``with`` block; yields the fake cupy module.
+
+    ``bf16_native``: whether the modelled CuPy has bfloat16 arrays (CuPy 14 with ml_dtypes does;
+    without, gpupromote stores bfloat16 as uint16 bit patterns)."""
+    from gpupromote.backends import cuda_cupy
+
+    build = builder(sanitize)
+
+    def load_module(source, any_complex, device_id):
+        module = fake_cupy.Module(build, source, device_id)
+        return module, ("disk" if build.is_built(module.key) else "compiled")
+
+    saved = (cuda_cupy._cp, cuda_cupy.load_module, cuda_cupy._bf16_native)
+    fake_cupy.reset(devices, sms)
+    cuda_cupy._cp, cuda_cupy.load_module, cuda_cupy._bf16_native = fake_cupy, load_module, bf16_native
+    _forget_kernels(cuda_cupy)
+    try:
+        yield fake_cupy
+    finally:
+        cuda_cupy._cp, cuda_cupy.load_module, cuda_cupy._bf16_native = saved
+        _forget_kernels(cuda_cupy)
+        fake_cupy.reset()
+
+
+def _forget_kernels(cuda_cupy):
+    """Loaded kernels, launchers and device properties belong to one CuPy (fake or real)."""
+    cuda_cupy.clear_memory_cache()
+    cuda_cupy.set_launch_config()  # unchanged block size and waves; drops the per-device grid sizes
