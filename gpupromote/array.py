@@ -202,20 +202,33 @@ def asarray(x, dtype=None, device=None, copy=None) -> Array:
         return Array(host, want, "cpu")
     from .backends import get_backend
     backend = get_backend("cuda")
+    index = backend.device_index(target)
     if src_device == "cpu":
-        storage = np.asarray(storage)
-        if want.numpy is not None and storage.dtype != want.numpy:
-            storage = storage.astype(want.numpy)
-        storage = backend.asarray(storage)
-    elif copy or want is not have:
-        storage = backend.asarray(storage)
-    return Array(storage, want, target)
+        host = np.asarray(storage)
+        if want.numpy is not None and host.dtype != want.numpy:
+            host = host.astype(want.numpy)   # NumPy / ml_dtypes' cast, on the host
+        storage = backend.asarray(host, want, index)  # (complex32: packed from the complex values)
+    else:
+        if backend.device_index(storage) != index:
+            storage = backend.asarray(storage, None, index)   # copied across devices, as it is
+            copy = False
+        if want is not have:
+            # Note: a cast kernel on the device (the storage dtype alone would only relabel the bits)
+            out = backend.empty(storage.shape, want, index)
+            backend.copyto(out, storage, want, have)
+            storage = out
+        elif copy:
+            storage = storage.copy()
+    return Array(storage, want, f"cuda:{index}")
 
 
 def _normalize_device(device) -> str:
+    """"cpu" or "cuda:N"; "cuda" is the current CUDA device (CuPy's, as torch.device("cuda") is
+    torch's current device)."""
     d = str(device)
-    if d == "cuda":
-        return "cuda:0"
-    if d == "cpu" or d.startswith("cuda:"):
+    if d == "cpu":
         return d
+    if d == "cuda" or (d.startswith("cuda:") and d[5:].isdigit()):
+        from .backends import get_backend
+        return f"cuda:{get_backend('cuda').device_index(d)}"
     raise ValueError(f"unknown device {device!r}: use 'cpu', 'cuda' or 'cuda:N'")

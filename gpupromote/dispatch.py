@@ -304,11 +304,18 @@ def call(op: str, args, policy=None, out=None):
     plan = resolve(name, op, operands)
     if (out is not None and _is_device(out)) or any(not o.host for o in operands if o.category != "scalar"):
         backend = get_backend("cuda")
-    else:
-        backend = get_backend("cpu")
-        _check_cpu_dtypes(plan)
-
+        kargs = [x if f else _storage(x) for x, f in zip(args, plan.folded)]
+        with _one_device(plan, backend, kargs, out) as device:
+            kargs = _no_host_arrays(plan, backend, kargs, out, device)
+            return _call_on(op, plan, backend, name, operands, kargs, args, out)
+    backend = get_backend("cpu")
+    _check_cpu_dtypes(plan)
     kargs = [x if f else _storage(x) for x, f in zip(args, plan.folded)]
+    return _call_on(op, plan, backend, name, operands, kargs, args, out)
+
+
+def _call_on(op, plan, backend, name, operands, kargs, args, out):
+    """The rest of a call, once the backend (and for CUDA the device) is chosen."""
     canonical = get_policy(name).canonical
     if canonical:
         plan, kargs = _canonicalize(plan, operands, kargs, canonical, backend)
@@ -335,6 +342,56 @@ def call(op: str, args, policy=None, out=None):
             backend.run(plan, kargs, result)
         return _wrap_result(result, plan.result, args, backend)
     return _run_into_out(plan, backend, kargs, shape, out, args)
+
+
+def _device_of(x, backend):
+    """The CUDA device number a device array (CuPy, gp.Array storage) lives on, else None."""
+    if x is None or isinstance(x, (np.ndarray, np.generic)) or not _is_device(x):
+        return None
+    return backend.device_index(x)
+
+
+def _one_device(plan, backend, kargs, out):
+    """The device a CUDA call runs on: where its device operands and ``out`` live (whichever
+    device is current), as a context manager that makes it current. Operands on two devices are
+    refused: a kernel on one device cannot read another's memory (no implicit peer copies)."""
+    where = {}
+    for i, (x, f) in enumerate(zip(kargs, plan.folded)):
+        d = None if f else _device_of(x, backend)
+        if d is not None:
+            where.setdefault(d, f"operand {i}")
+    d = _device_of(_storage(out), backend) if out is not None else None
+    if d is not None:
+        where.setdefault(d, "out")
+    if len(where) > 1:
+        shown = ", ".join(f"{what} on cuda:{d}" for d, what in sorted(where.items()))
+        raise ValueError(f"policy {plan.policy!r}, {plan.op}: the arrays live on different devices ({shown}); an op "
+                         f"runs on one device. Move them first: gp.asarray(x, device='cuda:N'), or cupy.asarray(x) "
+                         f"inside `with cupy.cuda.Device(N):`")
+    return backend.on_device(next(iter(where)) if where else None)
+
+
+def _no_host_arrays(plan, backend, kargs, out, device):
+    """Host NumPy arrays beside device operands: a 0-d one is a scalar (copied to the device when
+    the policy does not fold it); any other is refused, as CuPy refuses it, rather than copied
+    behind the caller's back."""
+    # Note: CuPy raises TypeError for a numpy + cupy mix; so does gpupromote, with the fix in the message.
+    kargs = list(kargs)
+    for i, (x, f) in enumerate(zip(kargs, plan.folded)):
+        if f or not isinstance(x, (np.ndarray, np.generic)):
+            continue
+        if np.ndim(x) == 0:
+            kargs[i] = backend.asarray(np.asarray(x), plan.inputs[i])
+            continue
+        raise TypeError(f"policy {plan.policy!r}, {plan.op}: operand {i} is a NumPy array in host memory "
+                        f"({x.dtype}, shape {x.shape}) and the other operands live on cuda:{device.id}. Copy it to "
+                        f"the device first (cupy.asarray(x) or gp.asarray(x, device='cuda:{device.id}')), or bring "
+                        f"the device operands to the host (.get()) to compute on the CPU")
+    if out is not None and isinstance(_storage(out), np.ndarray):
+        raise TypeError(f"policy {plan.policy!r}, {plan.op}: out is a NumPy array in host memory and the operands "
+                        f"live on cuda:{device.id}; pass a device array as out (cupy.empty(...)), or leave out= "
+                        f"and copy the result with .get()")
+    return kargs
 
 
 def _canonicalize(plan, operands, kargs, canonical, backend):
@@ -397,8 +454,8 @@ def _run_into_out(plan, backend, kargs, shape, out, args):
     if not hasattr(target, "shape") or not hasattr(target, "dtype"):
         raise TypeError(f"{plan.op}: out must be an array, got {type(out).__name__}")
     out_dtype = getattr(out, "_gp_dtype", None) or D.dtype(target.dtype)
-    flags = getattr(target, "flags", None)
-    if flags is not None and not flags.writeable:
+    # Note: CuPy's flags have no `writeable` (every CuPy array is writable); NumPy's do.
+    if not getattr(getattr(target, "flags", None), "writeable", True):
         raise ValueError(f"{plan.op}: the out array is read-only")
     if tuple(target.shape) != tuple(shape):
         try:

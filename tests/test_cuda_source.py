@@ -332,17 +332,51 @@ def test_coalesced_layout_addresses_every_element(make):
 
 
 @pytest.mark.nvrtc
-def test_runtime_compile_path_produces_sass():
-    """cuda_cupy compiles with CuPy's NVRTC binding (no cuda-bindings on a GPU box) and the same
-    options as the tests here; that path needs no GPU either."""
-    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+@needs_nvrtc
+@pytest.mark.parametrize("binding", ["cuda-bindings", "cupy"])
+def test_runtime_compile_path_produces_sass_through_either_binding(binding, monkeypatch):
+    """cuda_cupy compiles through _nvrtc.compile_cuda, the function the tests here use, with either
+    NVRTC binding (a GPU box may have CuPy's and not cuda-bindings); that path needs no GPU."""
+    pytest.importorskip("cuda.bindings.nvrtc" if binding == "cuda-bindings" else "cupy_backends.cuda.libs.nvrtc")
     from gpupromote.backends import cuda_cupy as c
-    plan = plan_for("add", [spec("bfloat16"), spec("float32")], policy="torch")
-    options = ("--std=c++17", "-arch=sm_90", *S.NVRTC_OPTIONS, *N.include_options())
-    cubin = c._nvrtc_compile(S.kernel_source(plan, ("contig", 8)), options, "t.cu")
-    assert cubin[:4] == b"\x7fELF"
-    with pytest.raises(N.CudaCompileError, match="error"):
-        c._nvrtc_compile("this is not C++", options, "bad.cu")
+    monkeypatch.setenv("GP_NVRTC_BINDING", binding)
+    N._binding.cache_clear()
+    try:
+        assert N.nvrtc_binding() == binding
+        plan = plan_for("add", [spec("bfloat16"), spec("float32")], policy="torch")
+        cubin = c._compile(S.kernel_source(plan, ("contig", 8)), False, "sm_90", True, "t.cu")
+        assert cubin[:4] == b"\x7fELF"
+        ptx = c._compile(S.kernel_source(plan, ("contig", 8)), False, "compute_90", False, "t.cu")
+        assert b".entry gp_add_bf_f4_cf4_rf4_v8" in ptx
+        with pytest.raises(N.CudaCompileError, match="error"):
+            c._compile("this is not C++", False, "sm_90", True, "bad.cu")
+    finally:
+        N._binding.cache_clear()
+
+
+@pytest.mark.nvrtc
+@needs_nvrtc
+def test_one_cache_key_covers_what_shapes_the_binary(monkeypatch):
+    """_nvrtc.cache_key, the engine's file name for a compiled source, changes with the source, the
+    options, the arch, cubin vs PTX, the NVRTC version, the headers' text, and for PTX the driver."""
+    src = 'extern "C" __global__ void k(int* p) { *p = 1; }'
+    base = N.cache_key(src, arch="sm_90", cubin=True, options=S.NVRTC_OPTIONS)
+    assert base == N.cache_key(src, arch="sm_90", cubin=True, options=S.NVRTC_OPTIONS)
+    others = [N.cache_key(src + " ", arch="sm_90", cubin=True, options=S.NVRTC_OPTIONS),
+              N.cache_key(src, arch="sm_90", cubin=True, options=()),
+              N.cache_key(src, arch="sm_80", cubin=True, options=S.NVRTC_OPTIONS),
+              N.cache_key(src, arch="sm_90", cubin=True, options=S.NVRTC_OPTIONS, include_cupy=True),
+              N.cache_key(src, arch="compute_90", cubin=False, options=S.NVRTC_OPTIONS, driver_version=13000),
+              N.cache_key(src, arch="compute_90", cubin=False, options=S.NVRTC_OPTIONS, driver_version=13010)]
+    assert len({base, *others}) == 1 + len(others)
+    with pytest.raises(ValueError, match="driver_version"):
+        N.cache_key(src, arch="compute_90", cubin=False)
+    monkeypatch.setattr(N, "nvrtc_version", lambda: (99, 0))
+    assert N.cache_key(src, arch="sm_90", cubin=True, options=S.NVRTC_OPTIONS) != base
+    monkeypatch.undo()
+    N._headers_digest.cache_clear()
+    monkeypatch.setattr(N, "_headers_digest", lambda include_cupy: "edited headers")
+    assert N.cache_key(src, arch="sm_90", cubin=True, options=S.NVRTC_OPTIONS) != base
 
 
 @pytest.mark.nvrtc
@@ -357,7 +391,7 @@ def test_precompile_builds_translation_units_in_parallel_into_the_disk_cache(tmp
         runtime=types.SimpleNamespace(getDevice=lambda: 0)))
     monkeypatch.setattr(c, "_cp", fake)
     monkeypatch.setattr(c, "_kernels", {})
-    monkeypatch.setitem(c._arch_by_device, 0, "-arch=sm_90")
+    monkeypatch.setitem(c._targets, 0, ("sm_90", True))
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
     loaded = []
 
@@ -370,8 +404,7 @@ def test_precompile_builds_translation_units_in_parallel_into_the_disk_cache(tmp
             return name
 
     def load_module(source, any_complex, device_id):
-        path = os.path.join(c.kernel_cache_dir(), c._cache_key(source, c._compile_options(device_id, any_complex)))
-        loaded.append(os.path.isfile(path + ".cubin"))
+        loaded.append(os.path.isfile(c._cache_path(source, any_complex, device_id)[0]))
         return Module(source), "disk"
 
     monkeypatch.setattr(c, "load_module", load_module)

@@ -1,8 +1,14 @@
-"""Compile CUDA C++ with NVRTC through cuda-bindings; needs no GPU and no driver.
+"""Compile CUDA C++ with NVRTC; needs no GPU and no driver. The one compile path and the one
+disk-cache key of gpupromote: the CUDA engine (backends/cuda_cupy.py) and the tests use these.
 
     ptx = compile_cuda(source)                      # PTX for sm_90 (H100)
     cubin = compile_cuda(source, cubin=True)        # SASS for sm_90
-    compile_cuda(source, include_cupy=True)         # also CuPy's headers (cupy/carray.cuh, ...)
+    compile_cuda(source, include_cupy=True)         # also CuPy's headers (cupy/complex.cuh, ...)
+    key = cache_key(source, arch="sm_90", cubin=True)   # what a compiled binary is filed under
+
+NVRTC is reached through whichever binding is importable: cuda-bindings (``cuda.bindings.nvrtc``,
+what CI installs) or CuPy's own (``cupy_backends.cuda.libs.nvrtc``, always there beside CuPy on a
+GPU machine); GP_NVRTC_BINDING=cuda-bindings|cupy picks one. Both load the same libnvrtc.
 
 Include path, in order: CuPy's bundled CCCL and its headers (only with include_cupy=True, the
 order CuPy itself uses), this package's kernels/ folder (gpupromote_math.cuh), the CUDA
@@ -13,6 +19,7 @@ Failures raise CudaCompileError with the NVRTC log and the source lines around t
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
 import re
@@ -20,6 +27,10 @@ import re
 __all__ = [
     "CudaCompileError",
     "compile_cuda",
+    "cache_key",
+    "compile_options",
+    "supported_archs",
+    "nvrtc_binding",
     "nvrtc_available",
     "nvrtc_version",
     "cuda_include_dir",
@@ -44,26 +55,109 @@ class CudaCompileError(RuntimeError):
 # Locating NVRTC and headers
 
 
-def _nvrtc():
-    from cuda.bindings import nvrtc  # imported lazily: importing gpupromote must not need it
+class _CudaBindings:
+    """NVRTC through cuda-bindings: calls return (status, *values)."""
+    name = "cuda-bindings"
 
-    return nvrtc
+    def __init__(self):
+        from cuda.bindings import nvrtc  # imported lazily: importing gpupromote must not need it
+        self.nvrtc = nvrtc
+
+    def _check(self, result, what: str):
+        status, *values = result
+        if status != self.nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            _, msg = self.nvrtc.nvrtcGetErrorString(status)
+            raise CudaCompileError(f"{what} failed: {msg.decode(errors='replace')}")
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def version(self) -> tuple[int, int]:
+        return tuple(self._check(self.nvrtc.nvrtcVersion(), "nvrtcVersion"))
+
+    def supported_archs(self) -> tuple[int, ...]:
+        return tuple(int(a) for a in self._check(self.nvrtc.nvrtcGetSupportedArchs(), "nvrtcGetSupportedArchs"))
+
+    def compile(self, source: str, name: str, options: tuple, cubin: bool):
+        """(error text or None, log, binary)."""
+        nv = self.nvrtc
+        prog = self._check(nv.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "nvrtcCreateProgram")
+        try:
+            (status,) = nv.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+            size = self._check(nv.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+            buf = b" " * size
+            self._check(nv.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
+            log = buf.rstrip(b"\0").decode(errors="replace").strip()
+            if status != nv.nvrtcResult.NVRTC_SUCCESS:
+                _, what = nv.nvrtcGetErrorString(status)
+                return what.decode(), log, b""
+            get_size, get = (nv.nvrtcGetCUBINSize, nv.nvrtcGetCUBIN) if cubin else (nv.nvrtcGetPTXSize, nv.nvrtcGetPTX)
+            out = b" " * self._check(get_size(prog), "size of the output")
+            self._check(get(prog, out), "the output")
+            return None, log, out if cubin else out.rstrip(b"\0")
+        finally:
+            nv.nvrtcDestroyProgram(prog)
 
 
-def _check(result, what: str):
-    """cuda-bindings calls return (status, *values); raise on a bad status."""
-    nvrtc = _nvrtc()
-    status, *values = result
-    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        _, msg = nvrtc.nvrtcGetErrorString(status)
-        raise CudaCompileError(f"{what} failed: {msg.decode(errors='replace')}")
-    return values[0] if len(values) == 1 else tuple(values)
+class _CupyBindings:
+    """NVRTC through CuPy's binding: calls raise NVRTCError."""
+    name = "cupy"
+
+    def __init__(self):
+        from cupy_backends.cuda.libs import nvrtc
+        self.nvrtc = nvrtc
+
+    def version(self) -> tuple[int, int]:
+        return tuple(self.nvrtc.getVersion())
+
+    def supported_archs(self) -> tuple[int, ...]:
+        return tuple(int(a) for a in self.nvrtc.getSupportedArchs())
+
+    def compile(self, source: str, name: str, options: tuple, cubin: bool):
+        nv = self.nvrtc
+        prog = nv.createProgram(source, name, (), ())
+        try:
+            try:
+                nv.compileProgram(prog, list(options))
+            except nv.NVRTCError as exc:
+                return str(exc), nv.getProgramLog(prog).strip(), b""
+            log = nv.getProgramLog(prog).strip()
+            return None, log, nv.getCUBIN(prog) if cubin else nv.getPTX(prog).rstrip(b"\0")
+        finally:
+            nv.destroyProgram(prog)
+
+
+_BINDINGS = {"cuda-bindings": _CudaBindings, "cupy": _CupyBindings}
+
+
+@functools.lru_cache(maxsize=None)
+def _binding():
+    wanted = os.environ.get("GP_NVRTC_BINDING")
+    if wanted and wanted not in _BINDINGS:
+        raise ValueError(f"GP_NVRTC_BINDING must be one of {', '.join(_BINDINGS)}, not {wanted!r}")
+    errors = []
+    for name in [wanted] if wanted else list(_BINDINGS):
+        try:
+            return _BINDINGS[name]()
+        except ImportError as exc:
+            errors.append(f"{name}: {exc}")
+    raise ImportError("no NVRTC binding is importable (pip install cuda-bindings nvidia-cuda-nvrtc, or CuPy): "
+                      + "; ".join(errors))
+
+
+def nvrtc_binding() -> str:
+    """Which binding compile_cuda uses: "cuda-bindings" or "cupy"."""
+    return _binding().name
 
 
 @functools.lru_cache(maxsize=None)
 def nvrtc_version() -> tuple[int, int]:
-    """(major, minor) of the NVRTC library that cuda-bindings loads."""
-    return _check(_nvrtc().nvrtcVersion(), "nvrtcVersion")
+    """(major, minor) of the NVRTC library that the binding loads."""
+    return _binding().version()
+
+
+@functools.lru_cache(maxsize=None)
+def supported_archs() -> tuple[int, ...]:
+    """The compute capabilities this NVRTC generates code for (75, 80, ..., 90, ...)."""
+    return _binding().supported_archs()
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,7 +166,7 @@ def nvrtc_available() -> tuple[bool, str]:
     try:
         major, minor = nvrtc_version()
     except ImportError as exc:
-        return False, f"cuda-bindings is not installed ({exc})"
+        return False, str(exc)
     except Exception as exc:  # library missing, wrong version, ...
         return False, f"NVRTC could not be loaded: {type(exc).__name__}: {exc}"
     try:
@@ -173,6 +267,12 @@ def _excerpt(source: str, name: str, log: str, context: int = 4) -> str:
     return f"{where}, lines {lo}-{hi}:\n{body}"
 
 
+def compile_options(*, arch: str = "sm_90", cubin: bool = False, options: tuple = (),
+                    include_cupy: bool = False) -> tuple[str, ...]:
+    """Every option compile_cuda passes to NVRTC for these arguments."""
+    return ("--std=c++17", _arch_option(arch, cubin)) + include_options(include_cupy) + tuple(options)
+
+
 def compile_cuda(
     source: str,
     *,
@@ -188,31 +288,58 @@ def compile_cuda(
     ``options`` are appended (e.g. ``("-ftz=true", "--device-as-default-execution-space")`` for
     CuPy-like code generation, ``-DNAME=VALUE``, ``-lineinfo``).
     """
-    nvrtc = _nvrtc()
-    opts = ("--std=c++17", _arch_option(arch, cubin)) + include_options(include_cupy) + tuple(options)
-    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "nvrtcCreateProgram")
-    try:
-        (status,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
-        size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-        buf = b" " * size
-        _check(nvrtc.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
-        log = buf.rstrip(b"\0").decode(errors="replace").strip()
-        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            _, what = nvrtc.nvrtcGetErrorString(status)
-            raise CudaCompileError(
-                f"NVRTC failed to compile {name} ({what.decode()}):\n{log}\n\n"
-                f"{_excerpt(source, name, log)}\n\noptions: {' '.join(opts)}",
-                log=log,
-                options=opts,
-            )
-        if cubin:
-            size = _check(nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
-            out = b" " * size
-            _check(nvrtc.nvrtcGetCUBIN(prog, out), "nvrtcGetCUBIN")
-        else:
-            size = _check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
-            out = b" " * size
-            _check(nvrtc.nvrtcGetPTX(prog, out), "nvrtcGetPTX")
-        return out.rstrip(b"\0") if not cubin else out
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    opts = compile_options(arch=arch, cubin=cubin, options=options, include_cupy=include_cupy)
+    error, log, binary = _binding().compile(source, name, opts, cubin)
+    if error is not None:
+        raise CudaCompileError(
+            f"NVRTC failed to compile {name} ({error}):\n{log}\n\n"
+            f"{_excerpt(source, name, log)}\n\noptions: {' '.join(opts)}",
+            log=log,
+            options=opts,
+        )
+    return binary
+
+
+# ---------------------------------------------------------------------------------------------
+# The disk-cache key
+
+CACHE_VERSION = 2  # part of every key: bump when what is stored under a key changes meaning
+
+
+@functools.lru_cache(maxsize=None)
+def _headers_digest(include_cupy: bool) -> str:
+    """The text of every header a kernel can include: gpupromote's, and with include_cupy CuPy's
+    complex<T> (cupy/complex.cuh and cupy/complex/*)."""
+    h = hashlib.sha256()
+    folder = kernels_dir()
+    paths = [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith((".cuh", ".h"))]
+    if include_cupy:
+        root = os.path.join(cupy_include_dirs()[-1], "cupy")
+        paths.append(os.path.join(root, "complex.cuh"))
+        sub = os.path.join(root, "complex")
+        if os.path.isdir(sub):
+            paths += [os.path.join(sub, n) for n in sorted(os.listdir(sub))]
+    for path in paths:
+        h.update(os.path.basename(path).encode())
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def cache_key(source: str, *, arch: str = "sm_90", cubin: bool = False, options: tuple = (),
+              include_cupy: bool = False, driver_version: int | None = None) -> str:
+    """The name a compiled ``source`` is filed under: a hash of everything that shapes the binary:
+    the source, the headers' text, the options (include folders left out: they differ between
+    machines, their headers are hashed instead), the NVRTC version, the arch, and for PTX the
+    driver version (the driver compiles PTX to machine code when it loads it)."""
+    if not cubin and driver_version is None:
+        raise ValueError("cache_key: PTX is compiled by the driver on load: pass driver_version")
+    opts = compile_options(arch=arch, cubin=cubin, options=options, include_cupy=include_cupy)
+    parts = [f"gpupromote-cuda-{CACHE_VERSION}", "cubin" if cubin else f"ptx driver {driver_version}",
+             "nvrtc %d.%d" % nvrtc_version(), " ".join(o for o in opts if not o.startswith("-I")),
+             _headers_digest(include_cupy), source]
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()

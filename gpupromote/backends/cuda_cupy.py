@@ -33,20 +33,27 @@ Launch paths (per call, from the arrays' layout):
 Compilation and caches:
 
 * a kernel is compiled once per (plan, variant) and kept in memory per device;
-* on disk, the cubin is kept under ``$CUPY_CACHE_DIR/gpupromote`` (default
-  ``~/.cupy/kernel_cache/gpupromote``), keyed by the source, the headers' text, the options and the
-  NVRTC version, and loaded with ``cupy.RawModule(path=...)``.
+* compiling is _nvrtc.compile_cuda (the function the tests compile every generated source with;
+  cuda-bindings' or CuPy's NVRTC binding, whichever imports) and the file name on disk is
+  _nvrtc.cache_key (source, headers' text, options, NVRTC version, arch, and for PTX the driver
+  version): the cubin (or PTX) is kept under ``$CUPY_CACHE_DIR/gpupromote`` (default
+  ``~/.cupy/kernel_cache/gpupromote``) and loaded with ``cupy.RawModule(path=...)``; a file the
+  driver refuses is deleted, with a warning naming it, and compiled again.
 
-Note: kernels are compiled with CuPy's NVRTC binding and loaded from the cubin, not through
+Note: kernels are compiled by gpupromote and loaded from the cubin, not through
 ``cupy.RawModule(code=...)``: CuPy appends ``-ftz=true`` to every NVRTC compile it makes, which
 flushes float32 subnormals to zero, and then the GPU could not agree bit for bit with NumPy and the
 CPU engine. The disk cache therefore lives beside CuPy's (same root directory), not inside it.
+
+Devices: a call runs on the device its device operands (and ``out``) live on, whichever is
+current, and allocates its result there; operands on two devices are refused (ValueError). Host
+NumPy arrays (other than 0-d ones, which are folded as scalars) are refused beside device
+operands, as CuPy refuses them (TypeError): copy them with ``cupy.asarray`` first.
 
 Nothing here imports cupy at module import: the package works on a machine without CUDA.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import threading
@@ -56,10 +63,8 @@ import numpy as np
 from .. import dtypes as D
 from . import _cuda_source as S
 
-__all__ = ["run", "storage_dtype", "empty", "copyto", "asarray", "available", "precompile",
-           "kernel_cache_dir", "clear_memory_cache", "set_launch_config", "BACKEND", "CudaUnavailable"]
-
-CACHE_VERSION = 1  # part of every disk-cache key: bump when the loading side changes meaning
+__all__ = ["run", "storage_dtype", "empty", "copyto", "asarray", "device_index", "on_device", "available",
+           "precompile", "kernel_cache_dir", "clear_memory_cache", "set_launch_config", "BACKEND", "CudaUnavailable"]
 
 _BLOCK = int(os.environ.get("GP_CUDA_BLOCK", "256"))
 # Blocks per SM resident at once (2048 threads / SM on sm_80+) times this many waves: the grid of
@@ -131,17 +136,62 @@ def storage_dtype(dtype) -> np.dtype:
     return dt.numpy
 
 
-def empty(shape, dtype):
-    """A new, uninitialized device array for ``dtype`` in its storage dtype."""
-    return _cupy().empty(shape, storage_dtype(dtype))
+def device_index(device=None) -> int:
+    """The CUDA device number of ``device``: None or "cuda" is the current device, "cuda:N" or N is
+    N, a CuPy array or a cupy.cuda.Device is the device it lives on / names."""
+    cp = _cupy()
+    if device is None or (isinstance(device, str) and device == "cuda"):
+        return int(cp.cuda.runtime.getDevice())
+    if isinstance(device, int):
+        index = device
+    elif isinstance(device, str) and device.startswith("cuda:") and device[5:].isdigit():
+        index = int(device[5:])
+    elif isinstance(device, cp.ndarray):
+        return int(device.device.id)
+    elif hasattr(device, "id"):
+        return int(device.id)
+    else:
+        raise ValueError(f"not a CUDA device: {device!r}; use 'cuda', 'cuda:N' or N")
+    count = int(cp.cuda.runtime.getDeviceCount())
+    if not 0 <= index < count:
+        raise ValueError(f"no CUDA device {index}: this machine has {count} (cuda:0 to cuda:{count - 1})")
+    return index
 
 
-def asarray(x, dtype=None):
-    """Device storage for an array-like: a CuPy array is returned as it is; host data is copied
-    to the current device, narrow floats as their bit patterns where CuPy has no such dtype."""
+def on_device(device):
+    """A context manager making ``device`` (anything device_index takes) the current CUDA device:
+    allocations and launches inside it happen there."""
+    return _cupy().cuda.Device(device_index(device))
+
+
+def empty(shape, dtype, device=None):
+    """A new, uninitialized device array for ``dtype`` in its storage dtype, on ``device``
+    (default: the current device)."""
+    cp = _cupy()
+    with cp.cuda.Device(device_index(device)):
+        return cp.empty(shape, storage_dtype(dtype))
+
+
+def asarray(x, dtype=None, device=None):
+    """Device storage of ``dtype`` (default: x's own) for an array-like, on ``device`` (default: the
+    current device, or where a CuPy ``x`` lives).
+
+    Host data is converted on the host (NumPy / ml_dtypes casts; complex32 packed as two float16
+    bit patterns; narrow floats kept as bit patterns where CuPy has no such dtype) and copied to
+    the device. A CuPy array is returned as it is when it already is on that device in that
+    dtype; on another device it is copied across (as cupy.asarray does); of another dtype it is
+    cast on the device with copyto (its CuPy dtype taken as its logical dtype)."""
     cp = _cupy()
     if isinstance(x, cp.ndarray):
-        return x
+        dev = x.device.id if device is None else device_index(device)
+        with cp.cuda.Device(dev):
+            x = cp.asarray(x)  # a copy only when x lives on another device
+        have = D.dtype(x.dtype)
+        if dtype is None or D.dtype(dtype) is have:
+            return x
+        out = empty(x.shape, dtype, dev)
+        copyto(out, x, dtype, have)
+        return out
     a = np.asarray(x)
     dt = D.dtype(dtype if dtype is not None else a.dtype)
     if dt.code == "c4":  # complex32: both parts rounded to float16, packed [re, im] in a uint32
@@ -149,18 +199,21 @@ def asarray(x, dtype=None):
         with np.errstate(all="ignore"):
             re = z.real.astype(np.float16).view(np.uint16).astype(np.uint32)
             im = z.imag.astype(np.float16).view(np.uint16).astype(np.uint32)
-        return cp.asarray(re | (im << np.uint32(16)))
-    if dtype is not None and a.dtype != dt.numpy:
-        with np.errstate(all="ignore"):
-            a = a.astype(dt.numpy)
-    st = storage_dtype(dt)
-    if a.dtype != st:
-        a = a.view(st)
-    return cp.asarray(a)
+        a = re | (im << np.uint32(16))
+    else:
+        if a.dtype != dt.numpy:
+            with np.errstate(all="ignore"):
+                a = a.astype(dt.numpy)
+        st = storage_dtype(dt)
+        if a.dtype != st:
+            a = a.view(st)
+    with cp.cuda.Device(device_index(device)):
+        return cp.asarray(a)
 
 
 def copyto(dst, src, dst_dtype=None, src_dtype=None):
-    """``dst[...] = src`` cast as NumPy / ml_dtypes astype does (same shape, any layouts).
+    """``dst[...] = src`` cast as NumPy / ml_dtypes astype does (same shape, any layouts), with a
+    kernel on dst's device (src must live there too).
 
     ``dst_dtype`` / ``src_dtype`` give the logical dtypes when the storage dtype does not say it
     (uint8 storage holds float8, uint32 complex32)."""
@@ -169,7 +222,8 @@ def copyto(dst, src, dst_dtype=None, src_dtype=None):
     if tuple(dst.shape) != tuple(src.shape):
         raise ValueError(f"copyto: shapes differ: {tuple(dst.shape)} and {tuple(src.shape)}")
     if dst.size:
-        run(S.cast_plan(sd, dd), [src], dst)
+        with _cupy().cuda.Device(dst.device.id):
+            run(S.cast_plan(sd, dd), [src], dst)
     return dst
 
 
@@ -182,75 +236,43 @@ def kernel_cache_dir() -> str:
     return os.path.join(root, "gpupromote")
 
 
-_headers_digest = None
+_targets: dict = {}   # device id -> (arch, cubin)
 
 
-def _headers_hash() -> str:
-    """The headers' text is part of every cache key: editing a .cuh invalidates old cubins."""
-    global _headers_digest
-    if _headers_digest is None:
-        from ._nvrtc import kernels_dir
-        h = hashlib.sha256()
-        for name in S.HEADERS:
-            with open(os.path.join(kernels_dir(), name), "rb") as f:
-                h.update(f.read())
-        _headers_digest = h.hexdigest()
-    return _headers_digest
-
-
-_arch_by_device: dict = {}
-
-
-def _arch_option(device_id: int) -> str:
-    """-arch=sm_XX for the device (cubin) when NVRTC knows it; else PTX for the newest arch NVRTC
-    knows below it, which the driver compiles on load."""
-    opt = _arch_by_device.get(device_id)
-    if opt is None:
-        from cupy_backends.cuda.libs import nvrtc
+def _target(device_id: int) -> tuple[str, bool]:
+    """(arch, cubin): machine code (a cubin) for the device's own arch when NVRTC knows it; else
+    PTX for the newest arch NVRTC knows below it, which the driver compiles on load."""
+    target = _targets.get(device_id)
+    if target is None:
+        from ._nvrtc import supported_archs
         cc = int(_cupy().cuda.Device(device_id).compute_capability)
         try:
-            archs = tuple(int(a) for a in nvrtc.getSupportedArchs())
-        except Exception:
+            archs = supported_archs()
+        except Exception:  # noqa: BLE001 - an NVRTC too old to list them: trust the device
             archs = (cc,)
         if cc in archs:
-            opt = f"-arch=sm_{cc}"
+            target = (f"sm_{cc}", True)
         else:
-            opt = f"-arch=compute_{max([a for a in archs if a <= cc] or [min(archs)])}"
-        _arch_by_device[device_id] = opt
-    return opt
+            target = (f"compute_{max([a for a in archs if a <= cc] or [min(archs)])}", False)
+        _targets[device_id] = target
+    return target
 
 
-def _nvrtc_compile(source: str, options: tuple, name: str) -> bytes:
-    from cupy_backends.cuda.libs import nvrtc
-    from ._nvrtc import CudaCompileError
-    prog = nvrtc.createProgram(source, name, (), ())
-    try:
-        try:
-            nvrtc.compileProgram(prog, list(options))
-        except nvrtc.NVRTCError as exc:
-            log = nvrtc.getProgramLog(prog)
-            raise CudaCompileError(f"NVRTC failed to compile {name}: {exc}\n{log}\noptions: {' '.join(options)}",
-                                   log=log, options=options) from None
-        return nvrtc.getCUBIN(prog) if any(o.startswith("-arch=sm_") for o in options) else nvrtc.getPTX(prog)
-    finally:
-        nvrtc.destroyProgram(prog)
+def _cache_path(source: str, any_complex: bool, device_id: int) -> tuple[str, str, bool]:
+    """(file in the disk cache, arch, cubin) of ``source`` compiled for device ``device_id``: the
+    name is _nvrtc.cache_key, the key the tests use too."""
+    from ._nvrtc import cache_key
+    arch, cubin = _target(device_id)
+    driver = None if cubin else int(_cupy().cuda.runtime.driverGetVersion())
+    key = cache_key(source, arch=arch, cubin=cubin, options=S.NVRTC_OPTIONS, include_cupy=any_complex,
+                    driver_version=driver)
+    return os.path.join(kernel_cache_dir(), key + (".cubin" if cubin else ".ptx")), arch, cubin
 
 
-def _compile_options(device_id: int, any_complex: bool) -> tuple:
-    from ._nvrtc import include_options
-    return ("--std=c++17", _arch_option(device_id), *S.NVRTC_OPTIONS, *include_options(include_cupy=any_complex))
-
-
-def _cache_key(source: str, options: tuple) -> str:
-    from cupy_backends.cuda.libs import nvrtc
-    h = hashlib.sha256()
-    portable = [o for o in options if not o.startswith("-I")]  # why: paths differ between machines
-    parts = [f"gpupromote-cuda-{CACHE_VERSION}", repr(nvrtc.getVersion()), _cupy().__version__,
-             _headers_hash(), " ".join(portable), source]
-    for p in parts:
-        h.update(p.encode())
-        h.update(b"\0")
-    return h.hexdigest()
+def _compile(source: str, any_complex: bool, arch: str, cubin: bool, name: str) -> bytes:
+    """NVRTC through _nvrtc.compile_cuda, the compile function the tests use, with the engine's options."""
+    from ._nvrtc import compile_cuda
+    return compile_cuda(source, name=name, arch=arch, cubin=cubin, options=S.NVRTC_OPTIONS, include_cupy=any_complex)
 
 
 def _write_atomically(path: str, data: bytes) -> bool:
@@ -268,27 +290,49 @@ def _write_atomically(path: str, data: bytes) -> bool:
 _scratch_dir = None
 
 
+def _store(path: str, binary: bytes) -> str:
+    """Write a compiled binary to its cache file (a private scratch folder when the cache folder is
+    read-only); returns where it went."""
+    global _scratch_dir
+    if _write_atomically(path, binary):
+        return path
+    if _scratch_dir is None:
+        _scratch_dir = tempfile.mkdtemp(prefix="gpupromote-cubin-")
+    path = os.path.join(_scratch_dir, os.path.basename(path))
+    with open(path, "wb") as f:
+        f.write(binary)
+    return path
+
+
+def _load(path: str, device_id: int):
+    cp = _cupy()
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(path=path)
+        module.compile()  # why: RawModule reads the file lazily; load now so a bad file is caught here
+    return module
+
+
 def load_module(source: str, any_complex: bool, device_id: int):
     """A cupy.RawModule for ``source``: from the disk cache, else compiled and stored there.
-    Returns (module, how) with how in ("memory", "disk", "compiled") for the benchmark."""
-    global _scratch_dir
-    cp = _cupy()
-    options = _compile_options(device_id, any_complex)
-    key = _cache_key(source, options)
-    ext = ".cubin" if any(o.startswith("-arch=sm_") for o in options) else ".ptx"
-    path = os.path.join(kernel_cache_dir(), key + ext)
-    how = "disk"
-    if not os.path.isfile(path):
-        binary = _nvrtc_compile(source, options, f"gp_{key[:16]}.cu")
-        how = "compiled"
-        if not _write_atomically(path, binary):  # read-only cache dir: a private scratch folder
-            if _scratch_dir is None:
-                _scratch_dir = tempfile.mkdtemp(prefix="gpupromote-cubin-")
-            path = os.path.join(_scratch_dir, key + ext)
-            with open(path, "wb") as f:
-                f.write(binary)
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(path=path), how
+    Returns (module, how) with how in ("disk", "compiled") for the benchmark.
+
+    A cached file the driver refuses (truncated by a full disk, corrupted) is deleted with a
+    RuntimeWarning naming it, and the source is compiled again."""
+    path, arch, cubin = _cache_path(source, any_complex, device_id)
+    if os.path.isfile(path):
+        try:
+            return _load(path, device_id), "disk"
+        except Exception as exc:  # noqa: BLE001 - CUDA_ERROR_INVALID_IMAGE, INVALID_PTX, a read error, ...
+            import warnings
+            warnings.warn(f"gpupromote: the cached kernel file {path} could not be loaded "
+                          f"({type(exc).__name__}: {str(exc)[:200]}); it is deleted and compiled again",
+                          RuntimeWarning, stacklevel=2)
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+    binary = _compile(source, any_complex, arch, cubin, f"gp_{os.path.basename(path)[:16]}.cu")
+    return _load(_store(path, binary), device_id), "compiled"
 
 
 _lock = threading.RLock()
@@ -319,11 +363,11 @@ def _kernel(plan, variant, device_id: int):
 def _compile_to_cache(job) -> str | None:
     """Worker of precompile: compile one translation unit into the disk cache; the error text
     when NVRTC refuses it (the unit's kernels are then compiled one by one on first use)."""
-    source, options, path = job
+    source, any_complex, arch, cubin, path = job
     if os.path.isfile(path):
         return None
     try:
-        _write_atomically(path, _nvrtc_compile(source, options, os.path.basename(path) + ".cu"))
+        _write_atomically(path, _compile(source, any_complex, arch, cubin, os.path.basename(path)[:16] + ".cu"))
     except Exception as exc:  # noqa: BLE001 - reported by precompile, not fatal
         return f"{type(exc).__name__}: {exc}"[:2000]
     return None
@@ -356,11 +400,9 @@ def precompile(items, device_id: int | None = None, group: int = 256, workers: i
         import multiprocessing
         jobs = []
         for src, cplx, _ in units:
-            options = _compile_options(dev, cplx)
-            ext = ".cubin" if any(o.startswith("-arch=sm_") for o in options) else ".ptx"
-            path = os.path.join(kernel_cache_dir(), _cache_key(src, options) + ext)
+            path, arch, cubin = _cache_path(src, cplx, dev)
             if not os.path.isfile(path):
-                jobs.append((src, options, path))
+                jobs.append((src, cplx, arch, cubin, path))
         if jobs:
             ctx = multiprocessing.get_context("spawn")  # why: a forked child of a CUDA process is unusable
             with cf.ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx) as ex:
@@ -442,6 +484,27 @@ def _broadcast_strides(a, shape):
     return strides
 
 
+def _check_element_alignment(plan, positions, arrays, out):
+    """Refuse arrays whose elements are not aligned to their size: a view that starts mid-element
+    or strides by a non-multiple of the item size (cupy allows ``a[1:].view(cupy.float32)`` of a
+    uint8 array, or a complex128 view 8 bytes into a buffer). The kernels load whole elements, so
+    on a GPU such a view fails with 'misaligned address' and leaves the CUDA context unusable."""
+    for what, a in (("out", out), *((f"operand {i}", x) for i, x in zip(positions, arrays))):
+        size = a.dtype.itemsize
+        if size == 1:
+            continue
+        offset = a.data.ptr % size
+        strides = [st for st, extent in zip(a.strides, a.shape) if extent > 1 and st % size]
+        if offset or strides:
+            where = (f"starts {offset} bytes past a {size}-byte boundary" if offset else
+                     f"has a byte stride of {strides[0]}, not a multiple of its {size}-byte elements")
+            raise ValueError(
+                f"{plan.op} ({', '.join(d.name for d in plan.inputs)} -> {plan.result.name}, policy "
+                f"{plan.policy!r}): {what}, a {a.dtype} view, {where}; a GPU cannot load misaligned "
+                f"{size}-byte elements (the kernel would fail with 'misaligned address'). Copy it into "
+                f"a new array first: cupy.ascontiguousarray(x) or x.copy()")
+
+
 class _Launcher:
     """Everything about a plan that does not change between calls, so a call is a few checks
     and one kernel launch."""
@@ -494,6 +557,7 @@ class _Launcher:
                 k = self.vec or self._load_vec()
                 work = -(-n // self.width)
             else:
+                _check_element_alignment(self.plan, self.arrays, arrays, out)
                 k = self.flat or self._load_flat()
                 work = n
             grid = min(-(-work // _BLOCK), self.max_blocks)
@@ -520,6 +584,7 @@ class _Launcher:
         return self.flat
 
     def _launch_strided(self, arrays, scalars, out, n):
+        _check_element_alignment(self.plan, self.arrays, arrays, out)
         shape = out.shape
         strides_list = [list(out.strides)] + [_broadcast_strides(a, shape) for a in arrays]
         extents, strides = _coalesce(shape, strides_list)
@@ -577,6 +642,8 @@ def fast_runner(plan, converters):
             a = args[i]
             if shape is None:
                 shape = a.shape
+                if a.device.id != L.device:
+                    return None   # arrays on another device than this runner's: the full path
             elif a.shape != shape:
                 return None
         if shape is None:
@@ -597,8 +664,8 @@ class _CudaBackend:
     name = "cuda"
 
     @staticmethod
-    def empty(shape, dtype):
-        return empty(shape, dtype)
+    def empty(shape, dtype, device=None):
+        return empty(shape, dtype, device)
 
     @staticmethod
     def run(plan, args, out):
@@ -609,8 +676,11 @@ class _CudaBackend:
         copyto(dst, src, dst_dtype, src_dtype)
 
     @staticmethod
-    def asarray(x, dtype=None):
-        return asarray(x, dtype)
+    def asarray(x, dtype=None, device=None):
+        return asarray(x, dtype, device)
+
+    device_index = staticmethod(device_index)
+    on_device = staticmethod(on_device)
 
     storage_dtype = staticmethod(storage_dtype)
     fast_runner = staticmethod(fast_runner)

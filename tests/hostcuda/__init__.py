@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 from . import fake_cupy
 from .builder import Builder, HostBuildError, toolchain
@@ -28,9 +29,14 @@ from .builder import Builder, HostBuildError, toolchain
 __all__ = ["installed", "builder", "available", "fake_cupy", "HostBuildError"]
 
 
-@functools.lru_cache(maxsize=None)
 def builder(sanitize: str | None = None) -> Builder:
-    """One builder per sanitizer mode per process: its libraries stay loaded between tests."""
+    """One builder per sanitizer mode per process (default: GP_HOSTCUDA_SANITIZE, else alignment):
+    its libraries stay loaded between tests."""
+    return _builder(sanitize or os.environ.get("GP_HOSTCUDA_SANITIZE") or "alignment")
+
+
+@functools.lru_cache(maxsize=None)
+def _builder(sanitize: str) -> Builder:
     return Builder(sanitize=sanitize)
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIM = os.path.join(HERE, "gp_hostcuda_shim.h")
 FAULTS = os.path.join(HERE, "gp_hostcuda_faults.h")
-BUILDER_VERSION = "1"  # bump when the appended launch code changes meaning
+BUILDER_VERSION = "2"  # bump when the appended launch code changes meaning
 
 SANITIZE_FLAGS = {
     "alignment": ("-fsanitize=alignment", "-fsanitize-recover=all"),
@@ -105,13 +105,18 @@ def _launch_code(signatures) -> str:
             f"void gphc_launch_{name}(unsigned grid, unsigned block, void** params, int reverse) {{",
             "  gridDim.x = grid; gridDim.y = gridDim.z = 1; blockDim.x = block; blockDim.y = blockDim.z = 1;",
             "  blockIdx.y = blockIdx.z = threadIdx.y = threadIdx.z = 0;",
-            "  for (unsigned bi = 0; bi < grid; ++bi) {",
-            "    blockIdx.x = reverse ? grid - 1 - bi : bi;",
-            "    for (unsigned ti = 0; ti < block; ++ti) {",
-            "      threadIdx.x = reverse ? block - 1 - ti : ti;",
-            f"      {name}({args});",
+            "  jmp_buf escape;  // a misaligned or null access ends the launch here (gp_hostcuda_faults.h)",
+            "  gphc_escape = &escape;",
+            "  if (setjmp(escape) == 0) {",
+            "    for (unsigned bi = 0; bi < grid; ++bi) {",
+            "      blockIdx.x = reverse ? grid - 1 - bi : bi;",
+            "      for (unsigned ti = 0; ti < block; ++ti) {",
+            "        threadIdx.x = reverse ? block - 1 - ti : ti;",
+            f"        {name}({args});",
+            "      }",
             "    }",
             "  }",
+            "  gphc_escape = 0;",
             "}",
         ]
     lines.append("}")

@@ -115,7 +115,8 @@ def _device_properties(i):
 cuda = types.SimpleNamespace(
     Device=Device,
     runtime=types.SimpleNamespace(getDevice=_get_device, setDevice=_set_device, getDeviceCount=lambda: DEVICES,
-                                  getDeviceProperties=_device_properties, CUDARuntimeError=CUDARuntimeError),
+                                  getDeviceProperties=_device_properties, driverGetVersion=lambda: 13000,
+                                  CUDARuntimeError=CUDARuntimeError),
     driver=types.SimpleNamespace(CUDADriverError=CUDADriverError),
 )
 
@@ -162,7 +163,7 @@ def _allocate(shape, dtype, order="C", device=None) -> "ndarray":
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     mem = _Allocation(nbytes, _current if device is None else device)
     _allocations.add(mem)
-    view = np.ndarray(shape, dtype, buffer=mem.body, order=order) if nbytes else np.empty(shape, dtype, order=order)
+    view = np.ndarray(shape, dtype, buffer=mem.body, order=order)
     return ndarray(view, mem)
 
 
@@ -415,6 +416,37 @@ def from_host_view(mem_owner: ndarray, view: np.ndarray) -> ndarray:
     if not np.may_share_memory(view, mem_owner._mem.raw):
         raise ValueError("the view does not look at the device array's memory")
     return ndarray(view, mem_owner._mem, owndata=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# cupy.RawModule(path=...): what the engine's own load_module loads a cached cubin / PTX with
+
+class RawModule:
+    """Reads its file when ``compile()`` is called (CuPy loads lazily, on first use), and refuses
+    what the driver would refuse: a file that is not a whole ELF image (cubin) or PTX text."""
+
+    def __init__(self, *, path=None, code=None, options=(), **kwargs):
+        if path is None:
+            raise ValueError("the host emulation loads modules from files only (path=...)")
+        self.path = path
+
+    def compile(self, log_stream=None):
+        with open(self.path, "rb") as f:
+            data = f.read()
+        if not (_whole_elf(data) or (b".version" in data[:4096] and b".entry" in data)):
+            raise CUDADriverError("CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid")
+
+    def get_function(self, name):
+        raise CUDADriverError("the host emulation cannot run machine code; kernels run through load_module")
+
+
+def _whole_elf(data: bytes) -> bool:
+    """An ELF64 image whose section header table lies inside the file (a truncated one does not)."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2:
+        return False
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize, shnum = (int.from_bytes(data[k:k + 2], "little") for k in (0x3A, 0x3C))
+    return 64 <= shoff and shoff + shentsize * shnum <= len(data)
 
 
 # ---------------------------------------------------------------------------------------------
