@@ -285,17 +285,21 @@ def run_pool(fn, chunks, workers):
 @dataclass(frozen=True)
 class Divergence:
     """Cases (fnmatch patterns per field; ``a|b`` alternatives) where the CUDA engine is known to
-    differ from the CPU engine because of the CUDA code generator, and why."""
+    differ from the CPU engine because of the CUDA code generator, and why. ``mode``: the host
+    tier's sanitizer mode the difference shows in ("undefined": only as undefined behaviour)."""
     cause: str
     policy: str
     op: str
     a: str
     b: str
     kind: str = "*"
+    mode: str = "*"
 
-    def matches(self, case) -> bool:
+    def matches(self, case, mode="*") -> bool:
+        fields = (*case, mode)
+        patterns = (self.policy, self.op, self.a, self.b, self.kind, self.mode)
         return all(any(fnmatch.fnmatchcase(str(value), p) for p in pattern.split("|"))
-                   for value, pattern in zip(case, (self.policy, self.op, self.a, self.b, self.kind)))
+                   for value, pattern in zip(fields, patterns))
 
 
 _NARROW_VIA = ("the CUDA generator ignores plan.promoted: an integer operand promoted to a narrow float is "
@@ -311,8 +315,10 @@ _CPOW = ("complex128 power: the generated kernel's exp(b log a) gives inf+nanj w
 KNOWN_GENERATOR_DIVERGENCES: list[Divergence] = []
 
 
-def known_divergence(case) -> Divergence | None:
-    return next((d for d in KNOWN_GENERATOR_DIVERGENCES if d.matches(case)), None)
+def known_divergence(case, mode="alignment") -> Divergence | None:
+    """The entry of KNOWN_GENERATOR_DIVERGENCES that ``case`` (policy, op, a, b, kind) matches when
+    run under ``mode`` (the GPU tier: "alignment", what the device faults on), or None."""
+    return next((d for d in KNOWN_GENERATOR_DIVERGENCES if d.matches(case, mode)), None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,10 +401,14 @@ class Sweep:
     """The cases of a tier with their CPU references, computed once per session, and the CUDA
     kernels they need compiled (through ``precompile``, the engine's cuda_cupy.precompile)."""
 
-    def __init__(self, tier, workers, precompile):
-        self.tier, self.workers = tier, workers
+    def __init__(self, tier, workers, precompile, select=None, mode="alignment"):
+        """``select(case) -> bool`` keeps a subset of the tier; ``mode`` names the conditions the
+        cases run under (the host tier's sanitizer mode), for KNOWN_GENERATOR_DIVERGENCES."""
+        self.tier, self.workers, self.mode = tier, workers, mode
         t0 = time.perf_counter()
         cases, self.enumerated = enumerate_cases(tier)
+        if select is not None:
+            cases = [(c, p) for c, p in cases if select(c)]
         self.cases = [c for c, _ in cases]
         t1 = time.perf_counter()
         # CPU references: chunks grouped by op so a worker reuses the kernels it compiled
@@ -413,7 +423,7 @@ class Sweep:
         t3 = time.perf_counter()
         self.by_group = collections.defaultdict(list)
         for c in self.cases:
-            if known_divergence(c) is None:
+            if known_divergence(c, mode) is None:
                 self.by_group[(c[0], c[1])].append(c)
         self.timings = {"enumerate_s": t1 - t0, "cpu_references_s": t2 - t1, "cuda_compile_s": t3 - t2}
         self.max_ulps = collections.defaultdict(int)
@@ -450,7 +460,7 @@ class Sweep:
                 "kernels_precompiled": self.kernels, "checked": self.checked,
                 "cpu_unsupported": self.cpu_unsupported, "timings": self.timings,
                 "max_ulps": dict(self.max_ulps), "within_tolerance_not_bit_identical": dict(self.not_bit_identical),
-                "known_divergences": sum(1 for c in self.cases if known_divergence(c) is not None),
+                "known_divergences": sum(1 for c in self.cases if known_divergence(c, self.mode) is not None),
                 "failures": self.failures[:500]}
 
 

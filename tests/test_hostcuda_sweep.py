@@ -25,12 +25,13 @@ from tests.hostcuda_support import HOSTCUDA_MARKS
 pytestmark = HOSTCUDA_MARKS
 
 TIER = os.environ.get("GP_HOSTCUDA_SWEEP", "quick")
+MODE = os.environ.get("GP_HOSTCUDA_SANITIZE", "alignment")
 
 
 def _known_cases():
     out = []
     for case, _ in enumerate_cases(TIER)[0]:
-        d = known_divergence(case)
+        d = known_divergence(case, MODE)
         if d is not None:
             out.append(pytest.param(case, id="-".join(case),
                                     marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=d.cause)))
@@ -39,14 +40,14 @@ def _known_cases():
 
 @pytest.fixture(scope="module")
 def host():
-    with hostcuda.installed() as cp:
+    with hostcuda.installed(sanitize=MODE) as cp:
         yield cp
 
 
 @pytest.fixture(scope="module")
 def sweep(host):
     from gpupromote.backends import cuda_cupy
-    build = hostcuda.builder()
+    build = hostcuda.builder(MODE)
     before = dict(build.stats)
 
     def precompile(items):
@@ -56,7 +57,7 @@ def sweep(host):
         return loaded
 
     t0 = time.perf_counter()
-    s = Sweep(TIER, int(os.environ.get("GP_HOSTCUDA_WORKERS", os.cpu_count() or 1)), precompile)
+    s = Sweep(TIER, int(os.environ.get("GP_HOSTCUDA_WORKERS", os.cpu_count() or 1)), precompile, mode=MODE)
     s.timings["host_build"] = {k: build.stats[k] - before[k] for k in before}
     yield s
     s.timings["total_s"] = time.perf_counter() - t0
