@@ -480,7 +480,10 @@ def _run_into_out(plan, backend, kargs, shape, out, args):
 
 
 def _wrap_result(result, dtype, args, backend):
-    if _wants_gp_array(args):
+    # A device result stored as bit patterns (float8 in uint8, complex32 in uint32, bfloat16 in
+    # uint16 on a CuPy without bfloat16) is a gp.Array, or its dtype would be lost: cupy uint8 [] +
+    # a host float8 0-d array is float8.
+    if _wants_gp_array(args) or result.dtype != dtype.numpy:
         from .array import Array
         return Array._wrap(result, dtype)
     return result

@@ -23,7 +23,7 @@ from tests.hostcuda_support import HOSTCUDA_MARKS, assert_bit_identical
 pytestmark = HOSTCUDA_MARKS
 
 MODE = "undefined"
-DTYPES = {"int8", "uint8", "int16", "int32", "int64", "uint64", "float16", "bfloat16", "float8_e5m2", "float32"}
+DTYPES = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float8_e5m2", "float32"}
 POLICIES = {"numpy", "torch"}
 
 
