@@ -26,7 +26,7 @@ import os
 from . import fake_cupy
 from .builder import Builder, HostBuildError, toolchain
 
-__all__ = ["installed", "builder", "available", "fake_cupy", "HostBuildError"]
+__all__ = ["installed", "builder", "available", "fake_cupy", "Builder", "HostBuildError"]
 
 
 def builder(sanitize: str | None = None) -> Builder:
