@@ -28,7 +28,7 @@ def _has_gpu() -> bool:
 
 
 def _suites(gpu: bool) -> list[str]:
-    names = ["bench_resolve.py", "bench_cpu.py"] + (["bench_gpu.py"] if gpu else [])
+    names = ["bench_resolve.py", "bench_cpu.py", "bench_fuse.py"] + (["bench_gpu.py"] if gpu else [])
     return [str(HERE / n) for n in names if (HERE / n).exists()]
 
 

@@ -7,10 +7,11 @@ from .errors import PromotionError
 from .ops import OPS
 from .dispatch import OP_FUNCTIONS as _OP_FUNCTIONS
 from .array import Array, asarray
+from .fuse import fuse
 
 globals().update({d.name: d for d in _dtypes.ALL})
 globals().update(_OP_FUNCTIONS)
 
 __all__ = ["DType", "dtype", "PromotionError", "OPS", "policies", "set_policy", "use_policy",
            "get_policy_name", "promote_types", "result_type", "spec", "explain",
-           *(d.name for d in _dtypes.ALL), "Array", "asarray", *_OP_FUNCTIONS]
+           *(d.name for d in _dtypes.ALL), "Array", "asarray", "fuse", *_OP_FUNCTIONS]

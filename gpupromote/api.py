@@ -234,7 +234,10 @@ def promote_types(a, b, policy=None) -> D.DType:
 
 
 def explain(*operands, op="add", policy=None) -> str:
-    """A human-readable account of the rules that fired for ``op`` on ``operands``."""
+    """A human-readable account of the rules that fired for ``op`` on ``operands``; for a gp.fuse
+    function and its arguments, ``explain(f, *args)``, the same for every step of the chain."""
+    if operands and hasattr(operands[0], "_traces") and callable(operands[0]):
+        return operands[0].explain(*operands[1:], policy=policy)
     if op == "where" and len(operands) == 2:
         operands = (True,) + operands
     name = policy or _current.get()

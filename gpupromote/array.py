@@ -126,21 +126,19 @@ class Array:
         return f"gp.Array({body}, dtype={self._gp_dtype.name}, device={self._device!r})"
 
     # --- unary --------------------------------------------------------------------------------
+    # Kernels of the current policy, as the binary operators: on narrow storage (float8, bfloat16
+    # as bits) the storage's own operator would act on bit patterns.
     def __neg__(self):
-        if self._gp_dtype.kind == "b":
-            raise TypeError("negating a bool Array is not supported: use gp.logical_xor(x, True) or ~x")
-        return Array(-self._storage, self._gp_dtype, self._device)
+        return OP_FUNCTIONS["negative"](self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return Array(abs(self._storage), self._gp_dtype, self._device)
+        return OP_FUNCTIONS["absolute"](self)
 
     def __invert__(self):
-        if self._gp_dtype.kind not in "bui":
-            raise TypeError(f"~ is defined for bool and integer Arrays, not {self._gp_dtype.name}")
-        return Array(~self._storage, self._gp_dtype, self._device)
+        return OP_FUNCTIONS["invert"](self)
 
 
 def _binary(op):

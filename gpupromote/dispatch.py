@@ -27,7 +27,7 @@ import numpy as np
 from . import dtypes as D
 from .api import _current, cached_plan, describe
 from .backends import get_backend
-from .ops import ALIASES, OPS
+from .ops import ALIASES, OPS, UNARY_OPS
 from .policies import get_policy
 from .resolve import resolve
 
@@ -113,6 +113,23 @@ def fold_scalar(value, src: D.DType, to: D.DType):
 
 def _fold_target(plan, i):
     return D.bool if plan.op == "where" and i == 0 else plan.compute
+
+
+def fold_operand(plan, i: int, operand, value):
+    """The by-value kernel parameter of folded operand ``i`` of ``plan``: ``value`` (a Python
+    scalar, a 0-d host array, a numpy scalar; ``operand`` describes it) as the framework turns it
+    into a kernel argument: a 64-bit 0-d array canonicalized first (JAX with x64 off), an int
+    beyond an integer array's range compared exactly, an exact integer exponent folded as an
+    equivalent one that fits, then converted (fold_scalar). The eager call and gp.fuse use it."""
+    canonical = get_policy(plan.policy).canonical
+    if canonical and operand.dtype is not None and operand.dtype.name in canonical:
+        value = _cast_array(np.asarray(value), D.dtype(canonical[operand.dtype.name]), None)
+    if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
+            and plan.promoted.kind in "ui" and operand.category == "scalar" and operand.pykind == "i":
+        value = _exact_comparand(plan, value)
+    if plan.exact_exponent and i == len(plan.folded) - 1:
+        value = _equivalent_exponent(int(value), plan.compute)
+    return fold_scalar(value, plan.inputs[i], _fold_target(plan, i))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,25 +264,54 @@ def _float_error(kind, message):
     warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
+def report_check(plan, what: str):
+    """What the framework does when a check fires before (eager) or during (gp.fuse, through a
+    kernel's flags) a launch: the one place these errors and warnings are raised. ``what``: one of
+    the conditions checks_of() lists."""
+    if what == "zero_division":
+        if plan.int_division == "raise":
+            raise IntegerDivisionByZero(f"policy {plan.policy!r}, {plan.op}: integer division by zero "
+                                        f"({plan.compute.name}), as {get_policy(plan.policy).framework} raises")
+        _float_error("divide", f"divide by zero encountered in {plan.op}")
+    elif what == "int_min_by_minus_one":
+        _float_error("over", f"overflow encountered in {plan.op}")
+    elif what == "negative_power":
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    else:
+        raise ValueError(f"unknown check {what!r}")
+
+
+def checks_of(plan) -> tuple:
+    """The conditions the framework tests on ``plan``'s operands before its kernel runs, in the
+    order it tests them: "zero_division" (an integer divisor is 0: raise or warn),
+    "int_min_by_minus_one" (NumPy's INT_MIN // -1 overflow warning), "negative_power" (NumPy
+    refuses a negative integer exponent)."""
+    if plan.compute.kind not in "ui":
+        return ()
+    if plan.op in _INT_DIVISION_OPS:
+        if plan.int_division == "raise":
+            return ("zero_division",)
+        if plan.int_division == "numpy":
+            return ("zero_division", "int_min_by_minus_one") if plan.op == "floor_divide" and \
+                plan.compute.kind == "i" else ("zero_division",)
+        return ()  # xla: defined values, no warning
+    if plan.op == "power" and plan.compute.kind == "i" and get_policy(plan.policy).negative_power_arrays_refused:
+        return ("negative_power",)
+    return ()
+
+
 def _int_division_checks(plan, args, shape):
     divisor = args[1]
     folded = plan.folded[1]
-    has_zero = (divisor == 0) if folded else (divisor.size > 0 and not bool(divisor.all()))
-    if plan.int_division == "raise":
-        if has_zero:
-            raise IntegerDivisionByZero(f"policy {plan.policy!r}, {plan.op}: integer division by zero "
-                                    f"({plan.compute.name}), as {get_policy(plan.policy).framework} raises")
-        return
-    if plan.int_division != "numpy":
-        return  # xla: defined values, no warning
-    if has_zero:
-        _float_error("divide", f"divide by zero encountered in {plan.op}")
-    if plan.op == "floor_divide" and plan.compute.kind == "i":
-        # INT_MIN // -1 overflows (the result wraps to INT_MIN); NumPy reports it.
-        lo = -(1 << (plan.compute.bits - 1))
-        minus_one = (divisor == -1) if folded else bool((divisor == -1).any())
-        if minus_one and bool(np.logical_and(args[0] == lo, divisor == -1).any()):
-            _float_error("over", f"overflow encountered in {plan.op}")
+    for what in checks_of(plan):
+        if what == "zero_division":
+            fired = (divisor == 0) if folded else (divisor.size > 0 and not bool(divisor.all()))
+        else:  # INT_MIN // -1 overflows (the result wraps to INT_MIN); NumPy reports it.
+            lo = -(1 << (plan.compute.bits - 1))
+            minus_one = (divisor == -1) if folded else bool((divisor == -1).any())
+            fired = minus_one and bool(np.logical_and(args[0] == lo, divisor == -1).any())
+        if fired:
+            report_check(plan, what)
 
 
 def _power_checks(plan, args):
@@ -275,7 +321,7 @@ def _power_checks(plan, args):
     else:
         negative = exponent.dtype.kind == "i" and exponent.size > 0 and bool((exponent < 0).any())
     if negative:
-        raise ValueError("Integers to negative integer powers are not allowed.")
+        report_check(plan, "negative_power")
 
 
 def _pre_launch_checks(plan, args, shape, raw):
@@ -297,6 +343,10 @@ def _needs_checks(plan) -> bool:
 
 def call(op: str, args, policy=None, out=None):
     """Run ``op`` on ``args`` under ``policy`` (default: the current one) into ``out``."""
+    for x in args:
+        tracer = getattr(x, "_tracer", None)
+        if tracer is not None:   # inside gp.fuse: the step is recorded, not run
+            return tracer.record(op, args, policy, out)
     name = policy or _current.get()
     op = ALIASES.get(op, op)
     args = [_native(x) for x in args]
@@ -312,14 +362,9 @@ def call(op: str, args, policy=None, out=None):
     canonical = get_policy(name).canonical
     if canonical:
         plan, kargs = _canonicalize(plan, operands, kargs, canonical, backend)
-    if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
-            and plan.promoted.kind in "ui":
-        _compare_out_of_range_ints_exactly(plan, operands, kargs)
-    if plan.exact_exponent:
-        kargs[-1] = _equivalent_exponent(int(kargs[-1]), plan.compute)
     for i, f in enumerate(plan.folded):
         if f:
-            kargs[i] = fold_scalar(kargs[i], plan.inputs[i], _fold_target(plan, i))
+            kargs[i] = fold_operand(plan, i, operands[i], kargs[i])
     shapes = [a.shape for a, f in zip(kargs, plan.folded) if not f]
     try:
         shape = np.broadcast_shapes(*shapes) if shapes else ()
@@ -342,8 +387,8 @@ def _canonicalize(plan, operands, kargs, canonical, backend):
     1), before any op sees it: cast such operands the same way, and read them as that dtype."""
     inputs = list(plan.inputs)
     for i, o in enumerate(operands):
-        if o.category == "scalar" or o.dtype is None or o.dtype.name not in canonical:
-            continue
+        if plan.folded[i] or o.dtype is None or o.dtype.name not in canonical:
+            continue  # folded operands are canonicalized as they are folded (fold_operand)
         to = D.dtype(canonical[o.dtype.name])
         kargs[i] = _cast_array(kargs[i], to, backend)
         if not plan.folded[i]:
@@ -363,14 +408,14 @@ def _cast_array(x, to: D.DType, backend):
 _COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 
-def _compare_out_of_range_ints_exactly(plan, operands, kargs):
+def _exact_comparand(plan, value: int):
     """NumPy compares a Python int outside an integer array's range exactly (uint64 [2**64 - 1]
     < 2**64 is True). The plan compares in float64, where 2**64 - 1 rounds to 2**64; every value
     of the array is on the same side of such an int, so comparing with +-inf is exact."""
     info = np.iinfo(plan.promoted.numpy)
-    for i, o in enumerate(operands):
-        if o.category == "scalar" and o.pykind == "i" and not info.min <= o.value <= info.max:
-            kargs[i] = float("inf") if o.value > info.max else float("-inf")
+    if info.min <= value <= info.max:
+        return value
+    return float("inf") if value > info.max else float("-inf")
 
 
 def _equivalent_exponent(exponent: int, compute: D.DType) -> int:
@@ -392,7 +437,16 @@ def _check_cpu_dtypes(plan):
                             f"CPU kernel; cast to {D.dtype('complex64').name} first, or run on a CUDA device")
 
 
-def _run_into_out(plan, backend, kargs, shape, out, args):
+def _run_into_out(plan, backend, kargs, shape, out, args, run=None):
+    """Evaluate into ``out`` under the framework's out= rules for ``plan``'s result. ``run(target)``
+    evaluates into an array of plan.result's storage, broadcast to its shape (default: ``plan``'s
+    kernel on ``kargs``); gp.fuse passes its chain and, as ``kargs``, the arrays it reads (which
+    ``out`` must not clobber; plan.folded then describes the last op only and is not used)."""
+    if run is None:
+        arrays = [a for a, f in zip(kargs, plan.folded) if not f]
+        run = lambda target: backend.run(plan, kargs, target)  # noqa: E731
+    else:
+        arrays = list(kargs)
     target = _storage(out)
     if not hasattr(target, "shape") or not hasattr(target, "dtype"):
         raise TypeError(f"{plan.op}: out must be an array, got {type(out).__name__}")
@@ -406,18 +460,18 @@ def _run_into_out(plan, backend, kargs, shape, out, args):
         except ValueError:
             ok = False
         if not ok:
-            raise _shape_error(plan.op, [a.shape for a, f in zip(kargs, plan.folded) if not f], target.shape)
+            raise _shape_error(plan.op, [a.shape for a in arrays], target.shape)
     _check_out_cast(plan, out_dtype)
     if 0 in target.shape:
         return out
-    clobbers = any(not f and _overlaps(a, target) for a, f in zip(kargs, plan.folded))
+    clobbers = any(_overlaps(a, target) for a in arrays)
     if out_dtype is plan.result and not clobbers:
-        backend.run(plan, kargs, target)
+        run(target)
     else:
         # Note: a temporary when out has another dtype (computed in the result dtype, then cast,
         # as the frameworks do) or overlaps an input other than element for element.
         tmp = backend.empty(target.shape, plan.result)
-        backend.run(plan, kargs, tmp)
+        run(tmp)
         backend.copyto(target, tmp)
     return out
 
@@ -524,12 +578,17 @@ _MISS = object()
 
 def make_op(name: str):
     """The public function for op ``name`` (an OPS name; aliases get the same function)."""
-    op = OPS[name]
+    op = OPS.get(name) or UNARY_OPS[name]
     cache: dict = {}
     get = cache.get
     current = _current.get
 
-    if op.arity == 2:
+    if op.arity == 1:
+        def fn(x, /, *, policy=None, out=None):
+            return call(name, (x,), policy, out)
+        fn.__doc__ = (f"{name}(x, *, policy=None, out=None): elementwise `{op.expr}`; the result keeps x's dtype "
+                      f"(absolute: a complex x gives its real dtype), computed as `policy` computes it.")
+    elif op.arity == 2:
         def fn(a, b, /, *, policy=None, out=None):
             if out is None:
                 # _fast_key, inlined: this line is most of the per-call overhead
@@ -569,5 +628,5 @@ def make_op(name: str):
     return fn
 
 
-OP_FUNCTIONS = {name: make_op(name) for name in OPS}
+OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items()})

@@ -157,7 +157,10 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     if rule == "INT_TO_FLOAT" and pol.to_float_inputs and all(o.category != "scalar" and o.dtype.kind in "bui"
                                                                for o in values):
         values = tuple(_float_operand(pol, o, trace) for o in values)
-    promoted, weak = _OPERAND_RULES[pol.operands](pol, op, values, trace)
+    if op.arity == 1:
+        promoted, weak = _unary(pol, op, values, trace)
+    else:
+        promoted, weak = _OPERAND_RULES[pol.operands](pol, op, values, trace)
     if promoted is None:
         raise PromotionError(pol.name, op.name, operands, weak, _cast_hint(pol, values))
 
@@ -193,6 +196,9 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
         raise PromotionError(pol.name, op.name, operands, why, _kind_hint(accepts))
 
     result = D.bool if op.kind in ("ALWAYS_BOOL", "LOGICAL") else promoted
+    if op.kind == "COMPLEX_TO_FLOAT" and promoted.kind == "c":
+        result = D.dtype(_REAL_PART[promoted.name])
+        trace(f"{op.name} of {promoted.name} is real: {result.name}")
     if pol.canonical:
         result = D.dtype(pol.canonical.get(result.name, result.name))
     compute = D.dtype(_OPMATH.get(promoted.name, promoted.name))
@@ -274,6 +280,16 @@ def _kind_hint(accepts):
 # ---------------------------------------------------------------------------------------------
 # Operand rules: how arrays, 0-d arrays and Python scalars take part. Each returns
 # (promoted dtype, weak) or (None, reason).
+
+def _unary(pol, op, values, trace):
+    """A unary op (-x, abs(x), ~x) keeps its operand's dtype in every framework."""
+    (o,) = values
+    if o.category == "scalar":
+        return None, (f"{op.name} of a Python {_PY_KIND_NAME[o.pykind]}: Python computes it itself "
+                      f"({'-' if op.name == 'negative' else op.name}x); pass an array to get a {pol.framework} dtype")
+    trace(f"{op.name} keeps its operand's dtype {o.dtype.name}")
+    return o.dtype, False
+
 
 def _strong_join(pol, dtypes_, trace):
     names = [d.name for d in dtypes_]

@@ -633,7 +633,7 @@ def test_kernels_can_flush_subnormals_as_xla_does():
     out = np.empty(4, np.float32)
     cpu_numba.BACKEND.run(plan, [a, b], out)
     assert out.tolist() == [0.0, -0.0, 0.0, 0.0] and np.signbit(out[1])
-    assert "gpf_ftz(" in cpu_numba.source(plan) and "gpf_ftz(" not in cpu_numba.source(base)
+    assert "gp_ftz(" in cpu_numba.source(plan) and "gp_ftz(" not in cpu_numba.source(base)
     cbase = plan_for("add", [np.ones(2, np.complex64), np.ones(2, np.complex64)], policy="numpy")
     values_ = {f.name: getattr(cbase, f.name) for f in fields(Plan)}
     values_["flush_subnormals"] = True

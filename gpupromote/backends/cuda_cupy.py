@@ -54,6 +54,7 @@ import threading
 import numpy as np
 
 from .. import dtypes as D
+from .. import ir
 from . import _cuda_source as S
 
 __all__ = ["run", "storage_dtype", "empty", "copyto", "asarray", "available", "precompile",
@@ -304,14 +305,14 @@ def clear_memory_cache() -> None:
         _by_id.clear()
 
 
-def _kernel(plan, variant, device_id: int):
-    name = S.kernel_name(plan, variant)
+def _kernel(kernel, variant, device_id: int):
+    name = S.kernel_name(kernel, variant)
     k = _kernels.get((device_id, name))
     if k is None:
         with _lock:
             k = _kernels.get((device_id, name))
             if k is None:
-                module, _ = load_module(S.kernel_source(plan, variant), S.needs_complex(plan), device_id)
+                module, _ = load_module(S.kernel_source(kernel, variant), S.needs_complex(kernel), device_id)
                 k = _kernels[(device_id, name)] = module.get_function(name)
     return k
 
@@ -330,7 +331,7 @@ def _compile_to_cache(job) -> str | None:
 
 
 def precompile(items, device_id: int | None = None, group: int = 256, workers: int = 1) -> int:
-    """Compile (or load) the kernels of many (plan, variant) pairs, ``group`` kernels per NVRTC
+    """Compile (or load) the kernels of many (kernel or plan, variant) pairs, ``group`` kernels per NVRTC
     translation unit, so a test sweep or a warm-up pays one compile per group, not per kernel;
     with ``workers`` > 1 the translation units are compiled in that many spawned processes
     (NVRTC holds the GIL) into the disk cache first. Plans without a CUDA kernel are skipped.
@@ -339,6 +340,7 @@ def precompile(items, device_id: int | None = None, group: int = 256, workers: i
     dev = cp.cuda.runtime.getDevice() if device_id is None else device_id
     todo, seen = [], set()
     for plan, variant in items:
+        plan = S.as_kernel(plan)
         name = S.kernel_name(plan, variant)
         if name in seen or (dev, name) in _kernels or S.unsupported(plan):
             continue
@@ -443,21 +445,22 @@ def _broadcast_strides(a, shape):
 
 
 class _Launcher:
-    """Everything about a plan that does not change between calls, so a call is a few checks
-    and one kernel launch."""
+    """Everything about an ir.Kernel that does not change between calls, so a call is a few
+    checks and one kernel launch."""
 
-    def __init__(self, plan, device_id):
-        why = S.unsupported(plan)
+    def __init__(self, kernel, device_id):
+        why = S.unsupported(kernel)
         if why:
             raise S.UnsupportedPlan(why)
-        self.plan, self.device = plan, device_id
-        self.arrays = [i for i, f in enumerate(plan.folded) if not f]
-        self.width = S.vector_width(plan)
-        self.itemsizes = [plan.inputs[i].itemsize for i in self.arrays]
-        self.out_itemsize = plan.result.itemsize
-        self.aligns = [S.vector_alignment(plan.inputs[i], self.width) for i in self.arrays]
-        self.out_align = S.vector_alignment(plan.result, self.width)
-        self.scalars = [(i, _SCALAR_TYPES[ctype], split) for i, ctype, split in S.scalar_parameters(plan)]
+        self.kernel, self.device = kernel, device_id
+        self.arrays = kernel.arrays
+        self.width = S.vector_width(kernel)
+        self.itemsizes = [kernel.params[i].dtype.itemsize for i in self.arrays]
+        self.out_itemsize = kernel.out.itemsize
+        self.aligns = [S.vector_alignment(kernel.params[i].dtype, self.width) for i in self.arrays]
+        self.out_align = S.vector_alignment(kernel.out, self.width)
+        self.scalars = [(i, _SCALAR_TYPES[ctype], split) for i, ctype, split in S.scalar_parameters(kernel)]
+        self.nflags = len(kernel.checks)
         self.max_blocks = _max_blocks(device_id)
         self.vec = None      # kernels, loaded on first use
         self.flat = None
@@ -474,19 +477,21 @@ class _Launcher:
                 out.append(v if type(v) is t else t(v))  # the dispatcher already converted it
         return out
 
-    def __call__(self, args, out):
+    def __call__(self, args, out, flags=None):
         n = out.size
         if n == 0:
             return out
         arrays = [args[i] for i in self.arrays]
+        k = self.kernel
         for a, size in zip(arrays, self.itemsizes):
             if a.dtype.itemsize != size:
-                raise TypeError(f"{self.plan.op}: an operand has item size {a.dtype.itemsize}, the plan reads "
-                                f"{size}-byte elements ({', '.join(d.name for d in self.plan.inputs)})")
+                raise TypeError(f"{k.label}: an operand has item size {a.dtype.itemsize}, the kernel reads "
+                                f"{size}-byte elements ({', '.join(p.dtype.name for p in k.params)})")
         if out.dtype.itemsize != self.out_itemsize:
-            raise TypeError(f"{self.plan.op}: out has item size {out.dtype.itemsize}, the plan writes "
-                            f"{self.plan.result.name} ({self.out_itemsize} bytes)")
+            raise TypeError(f"{k.label}: out has item size {out.dtype.itemsize}, the kernel writes "
+                            f"{k.out.name} ({self.out_itemsize} bytes)")
         scalars = self.scalar_args(args)
+        tail = (flags,) if self.nflags else ()
         if self._flat(arrays, out, n):
             aligned = out.data.ptr % self.out_align == 0 and all(
                 a.data.ptr % al == 0 for a, al in zip(arrays, self.aligns))
@@ -497,9 +502,9 @@ class _Launcher:
                 k = self.flat or self._load_flat()
                 work = n
             grid = min(-(-work // _BLOCK), self.max_blocks)
-            k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays))
+            k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays, *tail))
             return out
-        return self._launch_strided(arrays, scalars, out, n)
+        return self._launch_strided(arrays, scalars, out, n, tail)
 
     @staticmethod
     def _flat(arrays, out, n):
@@ -512,14 +517,14 @@ class _Launcher:
         return False
 
     def _load_vec(self):
-        self.vec = _kernel(self.plan, ("contig", self.width), self.device)
+        self.vec = _kernel(self.kernel, ("contig", self.width), self.device)
         return self.vec
 
     def _load_flat(self):
-        self.flat = _kernel(self.plan, ("contig", 1), self.device)
+        self.flat = _kernel(self.kernel, ("contig", 1), self.device)
         return self.flat
 
-    def _launch_strided(self, arrays, scalars, out, n):
+    def _launch_strided(self, arrays, scalars, out, n, tail=()):
         shape = out.shape
         strides_list = [list(out.strides)] + [_broadcast_strides(a, shape) for a in arrays]
         extents, strides = _coalesce(shape, strides_list)
@@ -529,10 +534,10 @@ class _Launcher:
         key = (ndim, bits)
         k = self.strided.get(key)
         if k is None:
-            k = self.strided[key] = _kernel(self.plan, ("strided", ndim, bits), self.device)
+            k = self.strided[key] = _kernel(self.kernel, ("strided", ndim, bits), self.device)
         grid = min(-(-n // _BLOCK), self.max_blocks)
         params = [np.int64(e) for e in extents] + [np.int64(s) for st in strides for s in st]
-        k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays, *params))
+        k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays, *tail, *params))
         return out
 
 
@@ -540,25 +545,27 @@ _by_id: dict = {}       # (id(plan), device) -> (plan, _Launcher): the hot path,
 
 
 def _launcher(plan):
+    """The launcher of a plan's one-node kernel, or of an ir.Kernel."""
     dev = _cupy().cuda.runtime.getDevice()
     hit = _by_id.get((id(plan), dev))
     if hit is not None and hit[0] is plan:  # why: the entry holds the plan, so its id is not reused
         return hit[1]
-    key = (dev, plan)  # equal plans (resolve caches most; value-checked ones are copies) share one
+    key = (dev, S.as_kernel(plan))  # plans that compute the same thing share one kernel
     L = _launchers.get(key)
     if L is None:
-        L = _launchers[key] = _Launcher(plan, dev)
+        L = _launchers[key] = _Launcher(key[1], dev)
     if len(_by_id) > 4096:  # plans rebuilt per call (Python int range checks) must not pile up
         _by_id.clear()
     _by_id[(id(plan), dev)] = (plan, L)
     return L
 
 
-def run(plan, args, out):
-    """Evaluate ``plan`` into ``out`` (a CuPy array of the broadcast shape in plan.result's storage
-    dtype). ``args[i]``: a CuPy array (any strides, broadcastable) unless ``plan.folded[i]``, then
-    the scalar already converted to the compute dtype (``np.bool_`` for where's condition)."""
-    return _launcher(plan)(args, out)
+def run(plan, args, out, flags=None):
+    """Evaluate ``plan`` (a Plan or an ir.Kernel) into ``out`` (a CuPy array of the broadcast shape
+    in the result's storage dtype). ``args[i]``: a CuPy array (any strides, broadcastable) unless
+    operand i is folded, then the scalar already converted to the type the kernel takes it in
+    (``np.bool_`` for where's condition). ``flags``: a device uint8 array, one byte per check."""
+    return _launcher(plan)(args, out, flags)
 
 
 def fast_runner(plan, converters):
@@ -603,6 +610,10 @@ class _CudaBackend:
     @staticmethod
     def run(plan, args, out):
         run(plan, args, out)
+
+    @staticmethod
+    def run_kernel(kernel, args, out, flags=None, context=None):
+        run(kernel, args, out, flags)
 
     @staticmethod
     def copyto(dst, src, dst_dtype=None, src_dtype=None):
