@@ -46,7 +46,11 @@ from .backends import get_backend
 from .ops import op_named
 from .resolve import Operand, explain_resolution, resolve
 
-__all__ = ["fuse", "Fused", "Traced"]
+__all__ = ["fuse", "Fused", "Traced", "FuseError"]
+
+
+class FuseError(TypeError):
+    """A function gp.fuse cannot trace (Python control flow on array values, out= inside it, ...)."""
 
 _PY_SCALARS = (bool, int, float, complex)
 _MAX_TRACES = 256
@@ -73,7 +77,16 @@ class Fused:
         from .dispatch import _native
         name = policy or self.policy or _current.get()
         args = [_native(a) for a in args]
-        trace = self._trace_for(name, args)
+        try:
+            trace = self._trace_for(name, args)
+        except FuseError:
+            raise
+        except (TypeError, ValueError, ArithmeticError) as refused:
+            # A step refuses these operands (or a scalar's value). Eager raises that too - unless a
+            # check of an earlier step on the data raises first: run it eagerly, in its order.
+            with use_policy(name):
+                self.fn(*args)
+            raise refused
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)
         return trace.run(args, out)
@@ -117,6 +130,8 @@ class Fused:
             result = self.fn(*args)
         if out is None:
             return result
+        if not trace.steps:
+            raise TypeError("gp.fuse: out= needs a function that computes its result with gp ops")
         from .dispatch import _run_into_out, _storage
         backend = get_backend("cpu" if trace.host else "cuda")
         stored = _storage(result)
@@ -181,7 +196,7 @@ class Traced:
         return f"<traced {self._dtype.name}{'[]' if self._ndim == 0 else '[n]'}>"
 
     def __bool__(self):
-        raise TypeError("gp.fuse: the truth value of a traced array is unknown while tracing; use gp.where "
+        raise FuseError("gp.fuse: the truth value of a traced array is unknown while tracing; use gp.where "
                         "instead of Python control flow on array values")
 
     def __pos__(self):
@@ -218,7 +233,7 @@ class TracedScalar:
                             lambda args: mine(compute(args), *(g(args) for g in getters)))
 
     def __bool__(self):
-        raise TypeError("gp.fuse: Python control flow on a scalar argument would fix one branch at trace time; "
+        raise FuseError("gp.fuse: Python control flow on a scalar argument would fix one branch at trace time; "
                         "pass the scalar through functools.partial (a constant) or use gp.where")
 
     __int__ = __float__ = __complex__ = __index__ = __bool__
@@ -321,7 +336,7 @@ class _Tracer:
     def _array(self, x, arg=None):
         o = describe(x)
         if o.category == "scalar":
-            raise TypeError(f"gp.fuse: {x!r} is not an array")
+            raise FuseError(f"gp.fuse: {x!r} is not an array")
         canonical = _policy(self.policy).canonical
         dtype = D.dtype(canonical.get(o.dtype.name, o.dtype.name)) if canonical else o.dtype
         return Traced(self, dtype, 0 if o.category == "zero-dim" else 1, arg=(arg, x, o))
@@ -349,17 +364,17 @@ class _Tracer:
 
     def record(self, op, args, policy=None, out=None):
         if out is not None:
-            raise TypeError("gp.fuse: out= inside a fused function; pass out= to the fused function's call")
+            raise FuseError("gp.fuse: out= inside a fused function; pass out= to the fused function's call")
         policy = policy or self.policy
         if policy != self.policy:
-            raise ValueError(f"gp.fuse: a step asks for policy {policy!r} inside a chain fused under "
+            raise FuseError(f"gp.fuse: a step asks for policy {policy!r} inside a chain fused under "
                              f"{self.policy!r}; fuse under one policy")
         op = op_named(op).name
         items, operands, scalars = [], [], {}
         for i, a in enumerate(args):
             if isinstance(a, Traced):
                 if a._tracer is not self:
-                    raise ValueError("gp.fuse: an operand from another trace (a traced value escaped its call)")
+                    raise FuseError("gp.fuse: an operand from another trace (a traced value escaped its call)")
             elif isinstance(a, TracedScalar):
                 scalars[i] = a._compute
             elif isinstance(a, _PY_SCALARS) and not isinstance(a, np.generic):
@@ -367,7 +382,7 @@ class _Tracer:
             elif _operand_like(a):
                 a = self._array(a)   # an array captured from an enclosing scope: baked into the trace
             else:
-                raise TypeError(f"gp.fuse: cannot use {a!r} ({type(a).__name__}) as an operand of {op}")
+                raise FuseError(f"gp.fuse: cannot use {a!r} ({type(a).__name__}) as an operand of {op}")
             items.append(a)
             operands.append(a.operand if isinstance(a, Traced) else
                             Operand(None, "scalar", a._rep if isinstance(a, TracedScalar) else a))
@@ -416,14 +431,14 @@ class _Tracer:
         symbolic = [self.argument(j, a) for j, a in enumerate(args)]
         with use_policy(self.policy):
             result = fn(*symbolic)
-        if isinstance(result, TracedScalar) or not isinstance(result, Traced):
-            raise TypeError(f"gp.fuse: {getattr(fn, '__name__', 'fn')} must return one array computed from its "
-                            f"arguments, not {type(result).__name__}")
-        if not self.steps:
-            raise TypeError(f"gp.fuse: {getattr(fn, '__name__', 'fn')} returned an argument unchanged; "
-                            "there is nothing to fuse")
-        node = result._node if result._arg is None else self._array_node(result)
-        kernel = ir.Kernel(self.params, node, self.checks, label=_label(fn))
+        if isinstance(result, (tuple, list)):
+            raise FuseError(f"gp.fuse: {getattr(fn, '__name__', 'fn')} must return one array, not a "
+                            f"{type(result).__name__}: fuse each output separately")
+        if not isinstance(result, Traced) or result._arg is not None:
+            # a constant, a Python scalar or an argument as it came: nothing for a kernel to compute
+            self.eager = "the result is not computed from the arguments by gp ops"
+            return _Trace(self, None, None)
+        kernel = ir.Kernel(self.params, result._node, self.checks, label=_label(fn))
         return _Trace(self, kernel, result)
 
 
@@ -459,7 +474,7 @@ class _Trace:
         self.policy, self.host, self.eager = tracer.policy, tracer.host, tracer.eager
         self.kernel, self.sources, self.steps = kernel, tracer.sources, tracer.steps
         self.scalar_steps = [s for s in self.steps if s.scalars]
-        self.result_dtype = result._dtype
+        self.result_dtype = None if result is None else result._dtype
         self.wants_gp_array = False
 
     def holds_for(self, args) -> bool:
