@@ -91,6 +91,14 @@ class Fused:
             return self._eager(name, args, out, trace)
         return trace.run(args, out)
 
+    def kernel(self, *args, policy=None) -> ir.Kernel:
+        """The ir.Kernel these arguments run (arrays, or gp.spec(dtype, ndim, device) for none);
+        print ``gp.backends.cpu_numba.source(k)`` or ``_cuda_source.kernel_source(k, variant)``."""
+        trace = self._trace_for(policy or self.policy or _current.get(), list(args))
+        if trace.kernel is None:
+            raise FuseError(f"no kernel: {trace.eager}")
+        return trace.kernel
+
     def explain(self, *args, policy=None) -> str:
         """Each step of the chain: its operands' dtypes, its result and the rules that fired."""
         name = policy or self.policy or _current.get()
@@ -98,7 +106,7 @@ class Fused:
         lines = [f"{getattr(self.fn, '__name__', 'fn')} fused under policy {name!r}: {len(trace.steps)} step(s)"]
         for k, step in enumerate(trace.steps):
             rules, _ = explain_resolution(name, step.plan.op, step.operands)
-            shown = ", ".join(_show(o) for o in step.operands)
+            shown = ", ".join(f"{_show(o)} ({label})" for o, label in zip(step.operands, step.labels))
             lines.append(f"  step {k}: {step.plan.op}({shown}) -> {step.plan.result.name}"
                          + (f", computed in {step.plan.compute.name}" if step.plan.compute is not step.plan.result else ""))
             lines += [f"    - {line}" for line in rules[2:]]
@@ -173,12 +181,13 @@ def _arg_key(x):
 class Traced:
     """An array inside gp.fuse's trace: a dtype, a rank and the IR value that computes it."""
 
-    __slots__ = ("_tracer", "_dtype", "_ndim", "_node", "_arg", "__weakref__")
+    __slots__ = ("_tracer", "_dtype", "_ndim", "_node", "_arg", "_label", "__weakref__")
     __array_ufunc__ = None     # numpy defers its operators to ours: np_array + traced
     __hash__ = None
 
-    def __init__(self, tracer, dtype, ndim, node=None, arg=None):
+    def __init__(self, tracer, dtype, ndim, node=None, arg=None, label="?"):
         self._tracer, self._dtype, self._ndim, self._node, self._arg = tracer, dtype, ndim, node, arg
+        self._label = label
 
     @property
     def dtype(self) -> D.DType:
@@ -216,11 +225,11 @@ class TracedScalar:
     """A Python scalar argument inside gp.fuse's trace: its type, its value at trace time, and how
     to compute its value from a call's arguments (Python arithmetic on it is replayed per call)."""
 
-    __slots__ = ("_tracer", "_rep", "_compute")
+    __slots__ = ("_tracer", "_rep", "_compute", "_label")
     __hash__ = None
 
-    def __init__(self, tracer, rep, compute):
-        self._tracer, self._rep, self._compute = tracer, rep, compute
+    def __init__(self, tracer, rep, compute, label="a Python scalar computed from the arguments"):
+        self._tracer, self._rep, self._compute, self._label = tracer, rep, compute, label
 
     def __repr__(self):
         return f"<traced Python {type(self._rep).__name__}>"
@@ -302,12 +311,13 @@ for _d, _op in _COMPARISONS.items():
 # Tracing
 
 class _Step:
-    """One op of the chain: its plan, the operands it was resolved with, and for each operand
-    that is a Python scalar computed from the arguments, how to get its value at a call."""
-    __slots__ = ("plan", "operands", "scalars")
+    """One op of the chain: its plan, the operands it was resolved with (and where each came
+    from, for explain), and for each operand that is a Python scalar computed from the
+    arguments, how to get its value at a call."""
+    __slots__ = ("plan", "operands", "scalars", "labels")
 
-    def __init__(self, plan, operands, scalars):
-        self.plan, self.operands, self.scalars = plan, tuple(operands), scalars
+    def __init__(self, plan, operands, scalars, labels=()):
+        self.plan, self.operands, self.scalars, self.labels = plan, tuple(operands), scalars, tuple(labels)
 
 
 class _Source:
@@ -330,7 +340,7 @@ class _Tracer:
 
     def argument(self, j, x):
         if type(x) in _PY_SCALARS:
-            return TracedScalar(self, x, lambda args, j=j: args[j])
+            return TracedScalar(self, x, lambda args, j=j: args[j], label=f"argument {j}")
         return self._array(x, arg=j)
 
     def _array(self, x, arg=None):
@@ -339,7 +349,8 @@ class _Tracer:
             raise FuseError(f"gp.fuse: {x!r} is not an array")
         canonical = _policy(self.policy).canonical
         dtype = D.dtype(canonical.get(o.dtype.name, o.dtype.name)) if canonical else o.dtype
-        return Traced(self, dtype, 0 if o.category == "zero-dim" else 1, arg=(arg, x, o))
+        return Traced(self, dtype, 0 if o.category == "zero-dim" else 1, arg=(arg, x, o),
+                      label="a captured array" if arg is None else f"argument {arg}")
 
     def _array_node(self, t: Traced):
         """The IR value of an argument or captured array read element by element (its parameter
@@ -391,7 +402,8 @@ class _Tracer:
             from .dispatch import _check_cpu_dtypes
             _check_cpu_dtypes(plan)
         step = len(self.steps)
-        self.steps.append(_Step(plan, operands, scalars))
+        labels = [a._label if isinstance(a, (Traced, TracedScalar)) else "a constant" for a in items]
+        self.steps.append(_Step(plan, operands, scalars, labels))
         via = ir.rounds_inputs_through(plan)
         values = []
         for i, (a, folded, o) in enumerate(zip(items, plan.folded, operands)):
@@ -412,7 +424,7 @@ class _Tracer:
         node = ir.op_node(plan, values)
         self._add_checks(plan, values, step)
         ndim = max((a._ndim for a in items if isinstance(a, Traced)), default=0)
-        return Traced(self, plan.result, ndim, node=node)
+        return Traced(self, plan.result, ndim, node=node, label=f"step {step}")
 
     def _add_checks(self, plan, values, step):
         from .dispatch import checks_of

@@ -417,3 +417,34 @@ def test_flush_subnormals_plan_flag():
     where_src = S.kernel_source(where, ("contig", 2))
     assert "gp_select(gp_ld_b1(x0), " in where_src and "gp_ftz(gp_ld_b1" not in where_src  # the condition is not a float
     _compile([(flagged, ("contig", 4)), (where, ("strided", 2, 32))], syntax_only=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused chains (gp.fuse) are kernels of the same generator
+
+def fused_kernels():
+    """Kernels of chains with every kind of node: narrow intermediates, folded scalars and 0-d
+    operands, where, unary ops, complex, integer checks (flags), XLA flushing."""
+    import gpupromote as gp
+    f = gp.fuse(lambda a, b, c, d, e: a * b + c * d - e)
+    g = gp.fuse(lambda x, y: gp.where(x > y, -(x // y), abs(x) % 3) + 2.5)
+    h = gp.fuse(lambda z, w: (z * w - 1j) / (w + 1))
+    cuda = lambda d, n=1: spec(d, n, "cuda")  # noqa: E731
+    return [f.kernel(*[cuda("float16")] * 5, policy="numpy"),
+            f.kernel(cuda("bfloat16"), cuda("int8"), cuda("float32", 0), cuda("float16"), cuda("uint8"),
+                     policy="torch"),
+            g.kernel(cuda("int32"), cuda("int64"), policy="numpy"),
+            g.kernel(cuda("int32"), cuda("int8"), policy="torch"),
+            g.kernel(cuda("float32"), cuda("float32"), policy="jax"),
+            h.kernel(cuda("complex64"), cuda("float16"), policy="numpy")]
+
+
+@pytest.mark.nvrtc
+@needs_nvrtc
+def test_fused_kernels_compile_to_sass():
+    kernels = fused_kernels()
+    assert any(k.checks for k in kernels) and any(len(k.steps()) > 12 for k in kernels)
+    for k in kernels:
+        assert "gp_flags" in S.kernel_source(k, ("contig", 1)) or not k.checks
+    _compile([(k, v) for k in kernels for v in (("contig", S.vector_width(k)), ("strided", 2, 64))],
+             syntax_only=False)

@@ -204,8 +204,8 @@ def test_empty_outputs_run_eagerly():
 
 def test_explain_lists_every_step():
     text = gp.explain(gp.fuse(lambda a, b: a * b + 1.5), np.ones(2, np.float16), np.ones(2, np.int8))
-    assert "step 0: multiply(float16[n], int8[n]) -> float16" in text
-    assert "step 1: add(float16[n], 1.5) -> float16" in text and "kernel:" in text
+    assert "step 0: multiply(float16[n] (argument 0), int8[n] (argument 1)) -> float16" in text
+    assert "step 1: add(float16[n] (step 0), 1.5 (a constant)) -> float16" in text and "kernel:" in text
 
 
 def test_traces_are_cached_per_signature():

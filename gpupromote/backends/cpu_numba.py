@@ -558,9 +558,9 @@ def _fast_runner(plan, converters):
                 kargs.append(x)
             else:
                 kargs.append(conv(x))
-        if shape is None or (len(shape) != 1 and not all(a.flags.c_contiguous for a, c in zip(kargs, converters)
-                                                          if c is None)):
-            return None
+        if not shape or (len(shape) != 1 and not all(a.flags.c_contiguous for a, c in zip(kargs, converters)
+                                                     if c is None)):
+            return None   # no array, or 0-d ones (the fast key does not say the rank): the full path
         out = empty(shape, res_np)
         k(kargs, out, plan)
         return out
