@@ -311,7 +311,7 @@ def evaluate(expr, xs):
     return getattr(gp, op)(a, b)
 
 
-@settings(max_examples=int(os.environ.get("GP_FUSE_EXAMPLES", "120")), deadline=None, derandomize=True,
+@settings(max_examples=int(os.environ.get("GP_FUSE_EXAMPLES", "300")), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(chains())
 def test_fused_chains_equal_eager_bit_for_bit(case):
