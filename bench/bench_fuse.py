@@ -67,26 +67,44 @@ def test_numpy_eager(benchmark, dtype):
     benchmark.pedantic(_numpy, CASES[dtype], rounds=10, warmup_rounds=1)
 
 
+_OUT_GROUP = "fuse into preallocated out (no allocation either side) a*b+c*d-e N=1e7 float32"
+
+
 def test_gpupromote_fused_into_out(benchmark):
+    """Kernel speed apart from the allocator: the output (and NumPy's temporaries) preallocated."""
     out = np.empty(N, np.float32)
     chain(*F32, out=out)
-    benchmark.group = "fuse a*b+c*d-e N=1e7 float32, out= preallocated"
+    benchmark.group = _OUT_GROUP
     benchmark.extra_info["impl"] = "gpupromote"
     benchmark.pedantic(lambda: chain(*F32, out=out), rounds=10, warmup_rounds=1)
+
+
+def test_numpy_eager_into_out(benchmark):
+    a, b, c, d, e = F32
+    t, out = np.empty(N, np.float32), np.empty(N, np.float32)
+
+    def run():
+        np.multiply(a, b, out=out)
+        np.multiply(c, d, out=t)
+        np.add(out, t, out=out)
+        return np.subtract(out, e, out=out)
+    benchmark.group = _OUT_GROUP
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(run, rounds=10, warmup_rounds=1)
 
 
 def test_numexpr(benchmark):
     numexpr = pytest.importorskip("numexpr")
     numexpr.set_num_threads(1)
-    a, b, c, d, e = F32
+    names = dict(zip("abcde", F32))
     expr = "a*b + c*d - e"
-    got, want = numexpr.evaluate(expr), _numpy(*F32)
+    got, want = numexpr.evaluate(expr, local_dict=names), _numpy(*F32)
     assert got.dtype == want.dtype
     benchmark.group = "fuse a*b+c*d-e N=1e7 float32"
     benchmark.extra_info["impl"] = "numexpr"
     benchmark.extra_info["max_abs_diff_vs_eager"] = float(np.max(np.abs(got.astype(np.float64) - want)))
     benchmark.extra_info["elements_differing_from_eager"] = int(np.count_nonzero(got != want))
-    benchmark.pedantic(lambda: numexpr.evaluate(expr), rounds=10, warmup_rounds=1)
+    benchmark.pedantic(lambda: numexpr.evaluate(expr, local_dict=names), rounds=10, warmup_rounds=1)
 
 
 # --- compile: cold and warm, each in a fresh process -------------------------------------------
