@@ -12,7 +12,8 @@ Columns:
   accepts   dtype kinds the op is defined on (b bool, u unsigned, i signed, f float, c complex);
             checked on the compute dtype, policies may narrow it further (ops_refusing)
   expr      the kernel expression over in0, in1 (in2 for where), already of the compute dtype
-  overrides (when, expr) pairs, the first that matches the compute dtype wins over expr:
+
+The _OVERRIDES table gives an op other expressions for some compute dtypes; "when" is one of
               "b", "ui", "c"   the compute dtype's kind is one of these letters
               "f4", "c8"       the compute dtype is exactly this one (its 2-char code)
               "xla"            integer compute under XLA's integer division (x // 0 is -1 or ~0)
@@ -80,64 +81,90 @@ def _matches(when, compute, result, int_division) -> bool:
     return compute.kind in when
 
 
-#     name             arity kind       accepts  expr                              overrides
+#     name             arity kind       accepts  expr
 _TABLE = [
-    ("add",            2, _DEFAULT,  "buifc", "in0 + in1",                       (("b", "in0 | in1"),              # why: NumPy's bool add is or
-                                                                                  ("ui", "gp_wrap_add(in0, in1)"))),  # why: C++ signed overflow is undefined
-    ("subtract",       2, _DEFAULT,  "uifc",  "in0 - in1",                       (("ui", "gp_wrap_sub(in0, in1)"),)),  # why: every framework refuses bool - bool
-    ("multiply",       2, _DEFAULT,  "buifc", "in0 * in1",                       (("b", "in0 & in1"),
-                                                                                  ("ui", "gp_wrap_mul(in0, in1)"),
-                                                                                  ("c", "gp_cmul(in0, in1)"))),  # why: rounded products, never an FMA
-    ("true_divide",    2, _TO_FLOAT, "fc",    "in0 / in1",                       (("c", "gp_cdiv(in0, in1)"),  # why: Smith's algorithm, as npy_cdiv
-                                                                                  ("b", "gp_bool_true_divide(in0, in1)"))),
-    ("floor_divide",   2, _DEFAULT,  "buif",  "gp_floor_divide(in0, in1)",       (("xla", "gp_floor_divide_xla(in0, in1)"),)),
-    ("remainder",      2, _DEFAULT,  "buif",  "gp_remainder(in0, in1)",          (("xla", "gp_remainder_xla(in0, in1)"),)),
-    ("fmod",           2, _DEFAULT,  "buif",  "gp_fmod(in0, in1)",               ()),
-    ("power",          2, _DEFAULT,  "buifc", "gp_power(in0, in1)",              (("f4", "gp_power_f32(in0, in1)"),
-                                                                                  ("c8", "gp_power_c64(in0, in1)"))),
-    ("maximum",        2, _DEFAULT,  "buifc", "gp_maximum(in0, in1)",            ()),
-    ("minimum",        2, _DEFAULT,  "buifc", "gp_minimum(in0, in1)",            ()),
-    ("fmax",           2, _DEFAULT,  "buifc", "gp_fmax(in0, in1)",               ()),
-    ("fmin",           2, _DEFAULT,  "buifc", "gp_fmin(in0, in1)",               ()),
-    ("equal",          2, _BOOL,     "buifc", "in0 == in1",                      ()),
-    ("not_equal",      2, _BOOL,     "buifc", "in0 != in1",                      ()),
-    ("less",           2, _BOOL,     "buifc", "in0 < in1",                       (("c", "gp_clt(in0, in1)"),)),  # why: NumPy orders complex lexicographically
-    ("less_equal",     2, _BOOL,     "buifc", "in0 <= in1",                      (("c", "gp_cle(in0, in1)"),)),
-    ("greater",        2, _BOOL,     "buifc", "in0 > in1",                       (("c", "gp_cgt(in0, in1)"),)),
-    ("greater_equal",  2, _BOOL,     "buifc", "in0 >= in1",                      (("c", "gp_cge(in0, in1)"),)),
-    ("logical_and",    2, _LOGICAL,  "buifc", "gp_truth(in0) & gp_truth(in1)",   ()),
-    ("logical_or",     2, _LOGICAL,  "buifc", "gp_truth(in0) | gp_truth(in1)",   ()),
-    ("logical_xor",    2, _LOGICAL,  "buifc", "gp_truth(in0) != gp_truth(in1)",  ()),
-    ("bitwise_and",    2, _DEFAULT,  "bui",   "in0 & in1",                       ()),
-    ("bitwise_or",     2, _DEFAULT,  "bui",   "in0 | in1",                       ()),
-    ("bitwise_xor",    2, _DEFAULT,  "bui",   "in0 ^ in1",                       ()),
-    ("left_shift",     2, _DEFAULT,  "ui",    "gp_left_shift(in0, in1)",         ()),
-    ("right_shift",    2, _DEFAULT,  "ui",    "gp_right_shift(in0, in1)",        ()),
-    ("arctan2",        2, _TO_FLOAT, "f",     "gp_atan2(in0, in1)",              (("f4", "gp_atan2_f32(in0, in1)"),)),
-    ("hypot",          2, _TO_FLOAT, "f",     "gp_hypot(in0, in1)",              (("f4", "gp_hypot_f32(in0, in1)"),)),
-    ("copysign",       2, _TO_FLOAT, "f",     "gp_copysign(in0, in1)",           ()),
-    ("logaddexp",      2, _TO_FLOAT, "f",     "gp_logaddexp(in0, in1)",          (("f4", "gp_logaddexp_f32(in0, in1)"),)),
-    ("nextafter",      2, _TO_FLOAT, "f",     "gp_nextafter(in0, in1)",          (("narrow", "gp_nextafter_{r}(in0, in1)"),)),  # why: one ulp of the narrow result
-    ("where",          3, _DEFAULT,  "buifc", "gp_select(in0, in1, in2)",        ()),  # why: in0 is the bool condition
+    ("add",            2, _DEFAULT,  "buifc", "in0 + in1"),
+    ("subtract",       2, _DEFAULT,  "uifc",  "in0 - in1"),                      # why: every framework refuses bool - bool
+    ("multiply",       2, _DEFAULT,  "buifc", "in0 * in1"),
+    ("true_divide",    2, _TO_FLOAT, "fc",    "in0 / in1"),
+    ("floor_divide",   2, _DEFAULT,  "buif",  "gp_floor_divide(in0, in1)"),
+    ("remainder",      2, _DEFAULT,  "buif",  "gp_remainder(in0, in1)"),
+    ("fmod",           2, _DEFAULT,  "buif",  "gp_fmod(in0, in1)"),
+    ("power",          2, _DEFAULT,  "buifc", "gp_power(in0, in1)"),
+    ("maximum",        2, _DEFAULT,  "buifc", "gp_maximum(in0, in1)"),
+    ("minimum",        2, _DEFAULT,  "buifc", "gp_minimum(in0, in1)"),
+    ("fmax",           2, _DEFAULT,  "buifc", "gp_fmax(in0, in1)"),
+    ("fmin",           2, _DEFAULT,  "buifc", "gp_fmin(in0, in1)"),
+    ("equal",          2, _BOOL,     "buifc", "in0 == in1"),
+    ("not_equal",      2, _BOOL,     "buifc", "in0 != in1"),
+    ("less",           2, _BOOL,     "buifc", "in0 < in1"),
+    ("less_equal",     2, _BOOL,     "buifc", "in0 <= in1"),
+    ("greater",        2, _BOOL,     "buifc", "in0 > in1"),
+    ("greater_equal",  2, _BOOL,     "buifc", "in0 >= in1"),
+    ("logical_and",    2, _LOGICAL,  "buifc", "gp_truth(in0) & gp_truth(in1)"),
+    ("logical_or",     2, _LOGICAL,  "buifc", "gp_truth(in0) | gp_truth(in1)"),
+    ("logical_xor",    2, _LOGICAL,  "buifc", "gp_truth(in0) != gp_truth(in1)"),
+    ("bitwise_and",    2, _DEFAULT,  "bui",   "in0 & in1"),
+    ("bitwise_or",     2, _DEFAULT,  "bui",   "in0 | in1"),
+    ("bitwise_xor",    2, _DEFAULT,  "bui",   "in0 ^ in1"),
+    ("left_shift",     2, _DEFAULT,  "ui",    "gp_left_shift(in0, in1)"),
+    ("right_shift",    2, _DEFAULT,  "ui",    "gp_right_shift(in0, in1)"),
+    ("arctan2",        2, _TO_FLOAT, "f",     "gp_atan2(in0, in1)"),
+    ("hypot",          2, _TO_FLOAT, "f",     "gp_hypot(in0, in1)"),
+    ("copysign",       2, _TO_FLOAT, "f",     "gp_copysign(in0, in1)"),
+    ("logaddexp",      2, _TO_FLOAT, "f",     "gp_logaddexp(in0, in1)"),
+    ("nextafter",      2, _TO_FLOAT, "f",     "gp_nextafter(in0, in1)"),
+    ("where",          3, _DEFAULT,  "buifc", "gp_select(in0, in1, in2)"),      # why: in0 is the bool condition
 ]
-# why (float32 overrides): CUDA's float transcendentals are 2-4 ulp; its helpers round the double
-# result once. The Numba twins of the same names call the C library's float functions, as NumPy.
 
 # Unary ops: what -x, abs(x) and ~x mean on gp.Array and inside gp.fuse.
 _UNARY_TABLE = [
-    ("negative",       1, _DEFAULT,  "uifc",  "-in0",                            (("ui", "gp_wrap_neg(in0)"),)),  # why: -INT_MIN wraps
-    ("absolute",       1, _TO_REAL,  "buifc", "gp_abs(in0)",                     ()),
-    ("invert",         1, _DEFAULT,  "bui",   "~in0",                            (("b", "gp_not(in0)"),)),  # why: ~true is -2 in C++
+    ("negative",       1, _DEFAULT,  "uifc",  "-in0"),
+    ("absolute",       1, _TO_REAL,  "buifc", "gp_abs(in0)"),
+    ("invert",         1, _DEFAULT,  "bui",   "~in0"),
 ]
 
 # Ops the engines use that no user calls by name.
 _INTERNAL_TABLE = [
-    ("_flush",         1, _DEFAULT,  "fc",    "gp_ftz(in0)",                     ()),  # why: XLA's FTZ/DAZ, a plan flag
+    ("_flush",         1, _DEFAULT,  "fc",    "gp_ftz(in0)"),                    # why: XLA's FTZ / DAZ, a plan flag
 ]
 
-OPS = {name: Op(name, arity, kind, accepts, expr, overrides) for name, arity, kind, accepts, expr, overrides in _TABLE}
-UNARY_OPS = {row[0]: Op(*row) for row in _UNARY_TABLE}
-_INTERNAL = {row[0]: Op(*row) for row in _INTERNAL_TABLE}
+# Expressions of an op for some compute dtypes; of an op's lines, the first that matches wins.
+#      op              when     expr
+_OVERRIDES = [
+    ("add",            "b",     "in0 | in1"),                       # why: NumPy's bool add is or
+    ("add",            "ui",    "gp_wrap_add(in0, in1)"),           # why: C++ signed overflow is undefined; NumPy wraps
+    ("subtract",       "ui",    "gp_wrap_sub(in0, in1)"),
+    ("multiply",       "b",     "in0 & in1"),
+    ("multiply",       "ui",    "gp_wrap_mul(in0, in1)"),           # why: unsigned short * unsigned short is an int product
+    ("multiply",       "c",     "gp_cmul(in0, in1)"),               # why: rounded products, never an FMA
+    ("true_divide",    "c",     "gp_cdiv(in0, in1)"),               # why: Smith's algorithm, as npy_cdiv
+    ("true_divide",    "b",     "gp_bool_true_divide(in0, in1)"),   # why: Paddle keeps bool / bool bool; 1/0 is true
+    ("floor_divide",   "xla",   "gp_floor_divide_xla(in0, in1)"),   # why: XLA's x // 0 is -1 (signed) or ~0
+    ("remainder",      "xla",   "gp_remainder_xla(in0, in1)"),
+    ("power",          "f4",    "gp_power_f32(in0, in1)"),          # why (f4 lines): CUDA's float versions are 2-4 ulp
+    ("power",          "c8",    "gp_power_c64(in0, in1)"),          # and its helpers round the double result once;
+    ("arctan2",        "f4",    "gp_atan2_f32(in0, in1)"),          # the Numba twins call NumPy's float functions
+    ("hypot",          "f4",    "gp_hypot_f32(in0, in1)"),
+    ("logaddexp",      "f4",    "gp_logaddexp_f32(in0, in1)"),
+    ("less",           "c",     "gp_clt(in0, in1)"),                # why: NumPy orders complex lexicographically
+    ("less_equal",     "c",     "gp_cle(in0, in1)"),
+    ("greater",        "c",     "gp_cgt(in0, in1)"),
+    ("greater_equal",  "c",     "gp_cge(in0, in1)"),
+    ("nextafter",      "narrow", "gp_nextafter_{r}(in0, in1)"),     # why: one ulp of the narrow result, not of float32
+    ("negative",       "ui",    "gp_wrap_neg(in0)"),                # why: -INT_MIN wraps
+    ("invert",         "b",     "gp_not(in0)"),                     # why: ~true is -2 in C++
+]
+
+
+def _op(row) -> Op:
+    name = row[0]
+    return Op(*row, overrides=tuple((when, expr) for op, when, expr in _OVERRIDES if op == name))
+
+
+OPS = {row[0]: _op(row) for row in _TABLE}
+UNARY_OPS = {row[0]: _op(row) for row in _UNARY_TABLE}
+_INTERNAL = {row[0]: _op(row) for row in _INTERNAL_TABLE}
 
 # The frameworks' names for the same ops.
 ALIASES = {"sub": "subtract", "mul": "multiply", "div": "true_divide", "divide": "true_divide",
@@ -167,13 +194,20 @@ _WHEN = re.compile(r"[buifc]+|[buifce][0-9f]\d?|xla|narrow")
 
 
 def _check_table():
+    known = {*OPS, *UNARY_OPS, *_INTERNAL}
+    for name, _, _ in _OVERRIDES:
+        if name not in known:
+            raise ValueError(f"_OVERRIDES names an unknown op {name!r}")
     for op in (*OPS.values(), *UNARY_OPS.values(), *_INTERNAL.values()):
-        assert op.kind in PROMOTION_KINDS, f"{op.name}: unknown promotion kind {op.kind!r}"
+        if op.kind not in PROMOTION_KINDS:
+            raise ValueError(f"{op.name}: unknown promotion kind {op.kind!r}")
         for when, expr in ((None, op.expr), *op.overrides):
-            assert when is None or _WHEN.fullmatch(when), f"{op.name}: unknown override selector {when!r}"
-            assert _EXPR.fullmatch(expr.replace("{r}", "f2")), f"{op.name}: expression {expr!r} is not one or two terms"
-            used = set(re.findall(r"in(\d)", expr))
-            assert used <= {str(i) for i in range(op.arity)}, f"{op.name}: {expr!r} reads beyond its {op.arity} operands"
+            if when is not None and not _WHEN.fullmatch(when):
+                raise ValueError(f"{op.name}: unknown override selector {when!r}")
+            if not _EXPR.fullmatch(expr.replace("{r}", "f2")):
+                raise ValueError(f"{op.name}: expression {expr!r} is not one term or two joined by one operator")
+            if not set(re.findall(r"in(\d)", expr)) <= {str(i) for i in range(op.arity)}:
+                raise ValueError(f"{op.name}: {expr!r} reads beyond its {op.arity} operands")
 
 
 _check_table()

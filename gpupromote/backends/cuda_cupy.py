@@ -54,7 +54,6 @@ import threading
 import numpy as np
 
 from .. import dtypes as D
-from .. import ir
 from . import _cuda_source as S
 
 __all__ = ["run", "storage_dtype", "empty", "copyto", "asarray", "available", "precompile",
