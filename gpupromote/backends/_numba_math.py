@@ -615,7 +615,11 @@ def _complex_power(t):
         # Note: numpy calls the C library's cpow/cpowf here; exp(b * log(a)) in double
         # precision agrees to a few ulp (complex64: usually closer to the exact value).
         za, zb = np.complex128(a), np.complex128(b)
-        return ctype(np.exp(zb * np.log(za)))
+        w = zb * np.log(za)
+        if w.imag == 0:
+            # exp(x + 0i) is exp(x) + 0i (C99 Annex G, as cpow and thrust's exp give): no inf * 0
+            return ctype(complex(np.exp(w.real), w.imag))
+        return ctype(np.exp(w))
     return impl
 
 
