@@ -32,7 +32,7 @@ from . import dtypes as D
 from .ops import op_named
 
 __all__ = ["Param", "Const", "Cast", "Apply", "Check", "Kernel", "param", "const", "cast", "apply",
-           "read", "op_node", "from_plan", "cast_kernel", "exact_in", "rounds_inputs_through", "carrier"]
+           "read", "op_node", "from_plan", "cast_kernel", "exact_in", "rounds_inputs_through", "carrier", "lower"]
 
 
 class _Node:
@@ -265,6 +265,42 @@ class Kernel:
 
     def __repr__(self):
         return f"<gp kernel {self.label} {self.digest}:\n{self.text}>"
+
+
+def lower(kernel, param, cast, apply, const):
+    """What both generators do with a kernel's DAG, in one place: name each parameter
+    (``param(p)``), then each step in order as a local ``v<k>`` whose value is ``cast(arg name,
+    src, dst)``, ``apply(node, [arg names])`` or, for constants, inlined ``const(node)``.
+    Returns (names, lets, direct): every node's text; the (local name, node, value text) to
+    declare, in order; and ``direct``, the value the output is rounded from in one step when the
+    output is a narrow float cast of a value used nowhere else (no round, widen, round again),
+    else None."""
+    names = {p: param(p) for p in kernel.params}
+    direct = _direct_store(kernel)
+    lets = []
+    for k, node in enumerate(kernel.steps()):
+        if direct is not None and node is kernel.value:
+            continue
+        if isinstance(node, Const):
+            names[node] = const(node)
+            continue
+        if isinstance(node, Cast):
+            value = cast(names[node.arg], node.arg.dtype, node.dtype)
+        else:
+            value = apply(node, [names[a] for a in node.args])
+        names[node] = f"v{k}"
+        lets.append((f"v{k}", node, value))
+    return names, lets, direct
+
+
+def _direct_store(kernel):
+    v = kernel.value
+    if not (isinstance(v, Cast) and v.dtype.is_narrow_float):
+        return None
+    for n in kernel.steps():
+        if (isinstance(n, Apply) and any(a is v for a in n.args)) or (isinstance(n, Cast) and n.arg is v):
+            return None
+    return None if any(c.cond is v for c in kernel.checks) else v.arg
 
 
 def _schedule(roots):

@@ -226,45 +226,26 @@ def _const(node) -> str:
     raise ValueError(f"no C literal for the constant {v!r} of {d.name}")
 
 
-def _direct_store(kernel):
-    """When the output is a narrow cast of one value used nowhere else: that value (rounded once
-    straight into the stored bits)."""
-    v = kernel.value
-    if not (isinstance(v, ir.Cast) and v.dtype.code in _NARROW_CODES):
-        return None
-    steps = kernel.steps()
-    used = any(isinstance(n, ir.Apply) and any(a is v for a in n.args) for n in steps) or \
-        any(isinstance(n, ir.Cast) and n.arg is v for n in steps) or any(c.cond is v for c in kernel.checks)
-    return None if used else v.arg
+def _param_value(p) -> str:
+    if p.folded:
+        return f"s{p.index}"
+    load = _STORAGE[p.dtype.code][1]
+    return f"{load}(x{p.index})" if load else f"x{p.index}"
 
 
 def _functor(kernel, fname: str) -> str:
     """struct <fname>: the folded scalars (and the flags pointer) as members; operator() maps the
     array operands' storage values to the output's storage value."""
-    members, params, lets, names = [], [], [], {}
+    members, params = [], []
     for p in kernel.params:
         if p.folded:
             members.append(f"  {compute_ctype(p.dtype)} s{p.index};  // operand {p.index}: folded, passed by value")
-            names[p] = f"s{p.index}"
         else:
             params.append(f"const {storage_ctype(p.dtype)} x{p.index}")
-            load = _STORAGE[p.dtype.code][1]
-            names[p] = f"{load}(x{p.index})" if load else f"x{p.index}"
     if kernel.checks:
         members.append("  unsigned char* flags;  // one byte per check")
-    direct = _direct_store(kernel)
-    for k, node in enumerate(kernel.steps()):
-        if node is kernel.value and direct is not None:
-            continue
-        if isinstance(node, ir.Const):
-            names[node] = _const(node)
-            continue
-        if isinstance(node, ir.Cast):
-            value = _cast(names[node.arg], node.arg.dtype, node.dtype)
-        else:
-            value = _apply(node, [names[a] for a in node.args])
-        lets.append(f"    const {compute_ctype(node.dtype)} v{k} = {value};")
-        names[node] = f"v{k}"
+    names, steps, direct = ir.lower(kernel, _param_value, _cast, _apply, _const)
+    lets = [f"    const {compute_ctype(node.dtype)} {name} = {value};" for name, node, value in steps]
     for k, check in enumerate(kernel.checks):
         lets.append(f"    if ({names[check.cond]}) flags[{k}] = 1;  // {check.what}, step {check.step}")
     out = kernel.out

@@ -152,32 +152,20 @@ def _param_names(kernel):
 
 def _body(kernel, index: str, indent: str) -> list[str]:
     """One element: every step of the DAG once, the store and the checks."""
-    names, lines = {}, []
-    for p in kernel.params:
+    def param(p):
         if p.folded:
-            names[p] = f"s{p.index}"
-        else:
-            elem = f"x{p.index}[{index}]"
-            names[p] = f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
-    store_from = _direct_store(kernel)
-    for k, node in enumerate(kernel.steps()):
-        if node is kernel.value and store_from is not None:
-            continue
-        if isinstance(node, ir.Const):
-            names[node] = _const(node)
-            continue
-        if isinstance(node, ir.Cast):
-            value = _cast(names[node.arg], node.arg.dtype, node.dtype)
-        else:
-            value = _apply(node, [names[a] for a in node.args])
-        lines.append(f"{indent}v{k} = {value}")
-        names[node] = f"v{k}"
+            return f"s{p.index}"
+        elem = f"x{p.index}[{index}]"
+        return f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
+
+    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
+    lines = [f"{indent}{name} = {value}" for name, _, value in steps]
     out = kernel.out
     if out.numpy is None:
         raise _no_cpu_storage(out)
     if out.is_narrow_float:
         _, from_f32, from_f64, _ = _NARROW[out.code]
-        src = store_from if store_from is not None else kernel.value
+        src = direct if direct is not None else kernel.value
         stored = _round_to_narrow(names[src], src.dtype, from_f32, from_f64)
     else:
         stored = names[kernel.value]
@@ -186,18 +174,6 @@ def _body(kernel, index: str, indent: str) -> list[str]:
         lines.append(f"{indent}if {names[check.cond]}:")
         lines.append(f"{indent}    flags[{k}] = 1")
     return lines
-
-
-def _direct_store(kernel):
-    """When the output is a narrow float cast of one value used nowhere else, that value: it is
-    rounded once straight into the stored bits (no round, widen, round again)."""
-    v = kernel.value
-    if not (isinstance(v, ir.Cast) and v.dtype.is_narrow_float):
-        return None
-    used = any(v is a for n in kernel.steps() if isinstance(n, ir.Apply) for a in n.args) or \
-        any(isinstance(n, ir.Cast) and n.arg is v for n in kernel.steps()) or \
-        any(c.cond is v for c in kernel.checks)
-    return None if used else v.arg
 
 
 def source(kernel) -> str:
