@@ -360,9 +360,16 @@ class _Tracer:
             k = len(self.params)
             p = ir.param(k, o.dtype)
             self.params.append(p)
-            self.sources.append(_Source(arg=arg, array=None if arg is not None else _stored(x)))
+            self.sources.append(_Source(arg=arg, array=None if arg is not None else self._captured(x)))
             t._node = ir.cast(p, t._dtype)   # JAX x32: a 64-bit array is canonicalized as it is read
         return t._node
+
+    def _captured(self, x):
+        """A captured array as the kernel reads it: on the device of a device chain (copied once)."""
+        stored = _stored(x)
+        if not self.host and _is_host(x):
+            stored = get_backend("cuda").asarray(np.asarray(stored))
+        return stored
 
     def _folded(self, plan, i, operand, value):
         k = len(self.params)
@@ -517,7 +524,13 @@ class _Trace:
         kargs = []
         for s in self.sources:
             if s.arg is not None:
-                kargs.append(_storage(args[s.arg]))
+                x = _storage(args[s.arg])
+                if not self.host and _is_host(args[s.arg]):
+                    if np.ndim(x):
+                        raise TypeError(f"{self.kernel.label}: argument {s.arg} is a host array of shape {np.shape(x)} "
+                                        "beside device arrays; copy it to the device first (cupy.asarray(x))")
+                    x = backend.asarray(x)   # a 0-d host array read on the device, as eager computes with it
+                kargs.append(x)
             elif s.array is not None:
                 kargs.append(s.array)
             else:
