@@ -156,6 +156,12 @@ def _native(x):
     return x
 
 
+def _is_dask(x) -> bool:
+    """A dask collection, judged by its type's module so that gpupromote never imports dask
+    itself (gpupromote/dask.py does, when such an operand first comes)."""
+    return type(x).__module__.startswith("dask.")
+
+
 def _is_device(x) -> bool:
     if type(x) is _ndarray:
         return False
@@ -347,6 +353,9 @@ def call(op: str, args, policy=None, out=None):
         tracer = getattr(x, "_tracer", None)
         if tracer is not None:   # inside gp.fuse: the step is recorded, not run
             return tracer.record(op, args, policy, out)
+    if _is_dask(out) or any(_is_dask(x) for x in args):   # a lazy dask graph, one eager call per block
+        from .dask import call as dask_call
+        return dask_call(op, args, policy, out)
     name = policy or _current.get()
     op = ALIASES.get(op, op)
     args = [_native(x) for x in args]
