@@ -133,7 +133,11 @@ def _meta(result: D.DType, ndim: int, operands, device: bool):
     if not device:
         return np.empty((0,) * ndim, result.numpy)
     from gpupromote.backends.cuda_cupy import storage_dtype
-    template = next(m for m in (x._meta if isinstance(x, da.Array) else x for x in operands) if _is_cupy(m))
+    blocks = (x._meta if isinstance(x, da.Array) else _block_operand(x)[0] for x in operands)
+    template = next((b for b in blocks if _is_cupy(b)), None)
+    if template is None:   # a device operand that is not a CuPy array (a torch tensor, say): a CuPy meta all the same
+        import cupy
+        template = cupy.empty(())
     return meta_from_array(template, ndim=ndim, dtype=storage_dtype(result))
 
 

@@ -349,11 +349,13 @@ def _needs_checks(plan) -> bool:
 
 def call(op: str, args, policy=None, out=None):
     """Run ``op`` on ``args`` under ``policy`` (default: the current one) into ``out``."""
+    lazy = out is not None and _is_dask(out)
     for x in args:
         tracer = getattr(x, "_tracer", None)
         if tracer is not None:   # inside gp.fuse: the step is recorded, not run
             return tracer.record(op, args, policy, out)
-    if _is_dask(out) or any(_is_dask(x) for x in args):   # a lazy dask graph, one eager call per block
+        lazy = lazy or _is_dask(x)
+    if lazy:   # a dask array among the operands: a lazy dask graph, one eager call per block
         from .dask import call as dask_call
         return dask_call(op, args, policy, out)
     name = policy or _current.get()
