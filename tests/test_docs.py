@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import io
 import re
 import shlex
@@ -206,8 +205,8 @@ def test_readme_python_block_runs(index):
     uses_cupy = "cupy" in block
     if uses_cupy and not _has_gpu():
         pytest.skip("CuPy sees no GPU")
-    if "LocalCluster" in block and importlib.util.find_spec("distributed") is None:
-        pytest.skip("needs the dask extra (pip install gpupromote[dask])")
+    if "LocalCluster" in block:
+        pytest.importorskip("distributed", reason="needs the dask extra (pip install gpupromote[dask])")
     if "gp.add(" in block and not hasattr(gp, "add"):
         pytest.xfail("gp.add comes with gpupromote/dispatch.py")
     ns = {"__name__": "__readme__", "__check__": __check__}
