@@ -156,6 +156,12 @@ def _native(x):
     return x
 
 
+def _is_dask(x) -> bool:
+    """A dask collection, judged by its type's module so that gpupromote never imports dask
+    itself (gpupromote/dask.py does, when such an operand first comes)."""
+    return type(x).__module__.startswith("dask.")
+
+
 def _is_device(x) -> bool:
     if type(x) is _ndarray:
         return False
@@ -343,10 +349,15 @@ def _needs_checks(plan) -> bool:
 
 def call(op: str, args, policy=None, out=None):
     """Run ``op`` on ``args`` under ``policy`` (default: the current one) into ``out``."""
+    lazy = out is not None and _is_dask(out)
     for x in args:
         tracer = getattr(x, "_tracer", None)
         if tracer is not None:   # inside gp.fuse: the step is recorded, not run
             return tracer.record(op, args, policy, out)
+        lazy = lazy or _is_dask(x)
+    if lazy:   # a dask array among the operands: a lazy dask graph, one eager call per block
+        from .dask import call as dask_call
+        return dask_call(op, args, policy, out)
     name = policy or _current.get()
     op = ALIASES.get(op, op)
     args = [_native(x) for x in args]

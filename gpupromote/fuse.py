@@ -74,7 +74,10 @@ class Fused:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, out=None, policy=None):
-        from .dispatch import _native
+        from .dispatch import _is_dask, _native
+        if _is_dask(out) or any(_is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
+            from .dask import call_fused
+            return call_fused(self, args, out, policy)
         name = policy or self.policy or _current.get()
         args = [_native(a) for a in args]
         try:

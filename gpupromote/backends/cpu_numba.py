@@ -331,7 +331,7 @@ class _Compiled:
                 for i in self.arrays:
                     args[i] = args[i].reshape(-1)
                 return _launch(self, self.flat, args, o.reshape(-1), tail, context)
-        if o.ndim == 0:
+        if o.size == 1:   # why: also (1, 1) from broadcast operands, which _coalesce would make 0-d
             for i in self.arrays:
                 args[i] = args[i].reshape(1)
             return _launch(self, self.flat, args, o.reshape(1), tail, context)
