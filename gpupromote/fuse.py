@@ -40,7 +40,7 @@ import operator
 import numpy as np
 
 from . import dtypes as D
-from . import ir
+from . import interop, ir
 from .api import _current, describe, use_policy
 from .backends import get_backend
 from .ops import op_named
@@ -75,6 +75,9 @@ class Fused:
 
     def __call__(self, *args, out=None, policy=None):
         from .dispatch import _native
+        if (out is not None and interop.is_foreign(out)) or any(interop.is_foreign(a) for a in args):
+            # torch, JAX, ...: the chain runs on views of their memory, the result in the caller's type
+            return interop.call(lambda views, view_out: self(*views, out=view_out, policy=policy), args, out)
         name = policy or self.policy or _current.get()
         args = [_native(a) for a in args]
         try:

@@ -35,6 +35,11 @@ STRICT_LATTICE = {
     **{t: [] for t in ["bool", *_INTS, *_FLOATS, "complex64", "complex128"]},
 }
 
+# A weakly typed array (lax_internal._convert_element_type(x, weak_type=True), jnp.asarray(1))
+# sits on the lattice as the Python scalar of its kind does (dtypes._jax_type); bool has no weak type.
+_WEAK_ARRAYS = {d.name: {"b": "bool", "u": "i*", "i": "i*", "f": "f*", "c": "c*"}[d.kind]
+                for d in D.ALL if d.name != "complex32"}
+
 _CANONICAL_X32 = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
 
 # jnp.true_divide / arctan2 ... make int operands inexact by width (dtypes.to_inexact_dtype).
@@ -70,6 +75,12 @@ JAX_X64 = Policy(
     # is not range-checked as an argument
     op_rules={"power": "EXPONENT_KEEPS_BASE"},
     refused_dtypes={"copysign": frozenset(_FLOAT8)},  # jnp.signbit takes 16, 32 and 64-bit floats only
+    nary=True,  # jnp.result_type(*args): the lattice join, in any order
+    weak_arrays=_WEAK_ARRAYS,
+    all_weak_by_strong=True,
+    # Note: JAX arrays are immutable, so `x += y` rebinds x to x + y (of the result dtype); out=, which
+    # jax.numpy does not take, is stored into with NumPy's same_kind rule.
+    inplace_rule="rebind",
     source="https://github.com/jax-ml/jax/blob/main/jax/_src/dtypes.py",
 )
 
@@ -83,7 +94,8 @@ JAX = replace(
     to_float={k: _CANONICAL_X32.get(v, v) for k, v in _TO_INEXACT.items()},
 )
 
-JAX_X64_STRICT = replace(JAX_X64, name="jax-x64-strict", promote=Lattice(STRICT_LATTICE),
+# strict mode joins weak operands on the strict lattice too (no all-weak shortcut)
+JAX_X64_STRICT = replace(JAX_X64, name="jax-x64-strict", promote=Lattice(STRICT_LATTICE), all_weak_by_strong=False,
                          emulates=JAX_X64.emulates + ", jax_numpy_dtype_promotion='strict'")
-JAX_STRICT = replace(JAX, name="jax-strict", promote=Lattice(STRICT_LATTICE),
+JAX_STRICT = replace(JAX, name="jax-strict", promote=Lattice(STRICT_LATTICE), all_weak_by_strong=False,
                      emulates=JAX.emulates + ", jax_numpy_dtype_promotion='strict'")
