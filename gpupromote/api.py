@@ -244,17 +244,11 @@ def _compiled_result_type():
 result_type = _compiled_result_type()
 
 
-# jnp.promote_types does not canonicalize (int64 with int32 is int64 with x64 off too): the
-# lattice is the same with x64 on and off, so the x64 policy answers promote_types for both.
-_PROMOTE_TYPES_POLICY = {"jax": "jax-x64", "jax-strict": "jax-x64-strict"}
-
-
 def promote_types(a, b, policy=None) -> D.DType:
     """Promotion of two dtypes (strong arrays with dimensions) by the policy's own promotion
     table, whatever the op: np.promote_types, torch.promote_types, jnp.promote_types, the Array
     API's result_type, TensorFlow's flexible_dtypes.result_type, Paddle's promoteTypes."""
-    name = policy or _current.get()
-    return result_type(D.dtype(a), D.dtype(b), op=None, policy=_PROMOTE_TYPES_POLICY.get(name, name))
+    return result_type(D.dtype(a), D.dtype(b), op="promote_types", policy=policy)
 
 
 def explain(*operands, op="add", policy=None, out=None) -> str:

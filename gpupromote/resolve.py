@@ -28,14 +28,18 @@ from .errors import PromotionError, describe_operand, overflow
 from .ops import Op, op_named
 from .policies import INT_BOUNDS, get_policy
 
-__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "PROMOTION", "check_store",
-           "STORE_RULES"]
+__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "PROMOTION", "PROMOTE_TYPES",
+           "check_store", "STORE_RULES"]
 
 # "No op": the policy's own promotion table and operand rule, with no op's promotion kind, kernel
 # list or value conversion (np.result_type, jnp.result_type, xp.result_type, TF's
 # flexible_dtypes.result_type, torch.result_type / promote_types). Policies give it rules of its
 # own under this name in op_overrides (NumPy's result_type table, Paddle's promoteTypes).
 PROMOTION = Op("result_type", 0, "DEFAULT", "buifc", "")
+# The same for promote_types, which a framework may define apart from its result_type (JAX's does
+# not canonicalize to 32 bits with x64 off): policies override it under this name.
+PROMOTE_TYPES = Op("promote_types", 0, "DEFAULT", "buifc", "")
+_NO_OP = (PROMOTION.name, PROMOTE_TYPES.name)
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _PY_KIND_NAME = {"b": "bool", "i": "int", "f": "float", "c": "complex"}
@@ -104,7 +108,9 @@ _cache: dict = {}
 
 
 def _op(op):
-    return PROMOTION if op is None or op is PROMOTION else op_named(op)
+    if op is None or op is PROMOTION:
+        return PROMOTION
+    return PROMOTE_TYPES if op == PROMOTE_TYPES.name else op_named(op)
 
 
 def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
@@ -113,12 +119,15 @@ def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
     callable taking one line), every rule that fires is reported and nothing is cached."""
     the_op = _op(op)
     key = (policy, the_op.name, tuple(o.signature() for o in operands))
-    plan = None if trace is not None else _cache.get(key)
-    if the_op is not PROMOTION and (plan is None or any(o.category == "scalar" and o.pykind == "i" for o in operands)):
+    no_op = the_op.name in _NO_OP
+    plan = None if trace is not None or no_op else _cache.get(key)
+    if not no_op and (plan is None or any(o.category == "scalar" and o.pykind == "i" for o in operands)):
         _check_argument_ints(get_policy(policy), the_op.name, operands)
     if plan is None:
         plan = _resolve_dtypes(get_policy(policy), the_op, operands, trace or _quiet)
-        if trace is None:
+        # why not no-op plans: their only value check is inside the operand rule (TF's int32 range);
+        # api.plan_for caches them with the bounds that keep it out of the way
+        if trace is None and not no_op:
             _cache[key] = plan
     if _value_checked(plan, operands):
         plan = _check_values(get_policy(policy), plan, operands, trace or _quiet)
@@ -128,7 +137,7 @@ def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
 def _value_checked(plan, operands) -> bool:
     """Whether step 3 has anything to look at: a Python int, float or complex the op converts
     (a bool converts to anything; PROMOTION converts nothing, as np.result_type does not)."""
-    return plan.op != PROMOTION.name and any(o.category == "scalar" and o.pykind in "ifc" for o in operands)
+    return plan.op not in _NO_OP and any(o.category == "scalar" and o.pykind in "ifc" for o in operands)
 
 
 def explain_resolution(policy: str, op: str | None, operands, out=None) -> tuple[list[str], Plan | Exception]:
@@ -138,8 +147,8 @@ def explain_resolution(policy: str, op: str | None, operands, out=None) -> tuple
     try:
         pol, the_op = get_policy(policy), _op(op)
         trace(f"policy {pol.name}: {pol.emulates}")
-        if the_op is PROMOTION:
-            trace(f"no op: {pol.framework}'s own promotion of the operands")
+        if the_op.name in _NO_OP:
+            trace(f"no op: {pol.framework}'s own promotion of the operands ({the_op.name})")
         else:
             trace(f"op {the_op.name}: promotion kind {the_op.kind}, defined on kinds {the_op.accepts!r}")
         plan = resolve(policy, op, operands, trace)
@@ -163,11 +172,12 @@ def _check_arity(pol, op, operands):
     """An op takes its arity; a binary op and PROMOTION take more where the framework promotes
     any number of operands together (its result_type), and two otherwise."""
     n = len(operands)
-    if op is PROMOTION and n == 0:
+    no_op = op.name in _NO_OP
+    if no_op and n == 0:
         raise TypeError("result_type needs at least one operand (an array, a dtype or a Python scalar)")
-    if n == op.arity or (op is PROMOTION and n <= 2):
+    if n == op.arity or (no_op and n <= 2):
         return
-    if op.arity != 2 and op is not PROMOTION:
+    if op.arity != 2 and not no_op:
         raise TypeError(f"{op.name} takes {op.arity} operands, got {n}")
     if n < 2:
         raise TypeError(f"{op.name} takes 2 operands, got {n}")
@@ -197,8 +207,9 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
         if o.dtype is not None and o.dtype.name not in pol.dtypes:
             raise PromotionError(pol.name, op.name, operands, f"{pol.framework} has no dtype {o.dtype.name}",
                                  f"Cast to one of {', '.join(sorted(pol.dtypes))} first")
-    if pol.canonical:
-        values = tuple(_canonical_operand(pol, o, trace) for o in values)
+    canonical = _op_policy(pol, op.name)   # an op may canonicalize otherwise (jnp.promote_types does not)
+    if canonical.canonical:
+        values = tuple(_canonical_operand(canonical, o, trace) for o in values)
 
     if op.name in pol.scalar_first_refused and values[0].category == "scalar":
         raise PromotionError(pol.name, op.name, operands, f"{pol.framework}'s {op.name} takes no Python scalar "
@@ -447,7 +458,8 @@ def _weak_lattice(pol, op, values, trace):
     """JAX and TF RFC 431: Python scalars are weak nodes on the promotion lattice; the join of
     all operands is the result, weakly typed when it is a weak node."""
     nodes = [_node(pol, o) for o in values]
-    if pol.all_weak_by_strong and len(values) > 1 and all(o.category == "scalar" or o.weak for o in values):
+    # a Python bool is strong in JAX (only int, float and complex are weak types)
+    if pol.all_weak_by_strong and all((o.category == "scalar" and o.pykind != "b") or o.weak for o in values):
         return _all_weak(pol, values, trace)
     joined = pol.promote.join_all(nodes)
     trace(f"lattice join of {', '.join(nodes)} -> {joined or 'none'}")
@@ -484,15 +496,17 @@ def _all_weak(pol, values, trace):
         return None, f"{' and '.join(strong)} have no implicit promotion path"
     if joined == "bool":
         return D.bool, False
-    if joined in pol.weak_default:   # the join of two strong dtypes can be a weak node (uint64 with int8: f*)
-        node = joined
-    else:
-        kind = D.dtype(joined).kind
-        node = pol.weak_node["i" if kind == "u" else kind]
-    name = pol.weak_default[node]
+    # the join of two strong dtypes can be a weak node (uint64 with int8: f*, a Python float)
+    kind = _KIND_OF_NODE[joined] if joined in pol.weak_default else D.dtype(joined).kind
+    name = _JAX_DEFAULT_TYPES[kind] if kind != "f" else pol.weak_default["f*"]
     name = pol.canonical.get(name, name)
-    trace(f"a weak result of kind {node}: the default {name}, weakly typed")
+    trace(f"a weak result of kind {kind}: the default {name}, weakly typed")
     return D.dtype(name), True
+
+
+_KIND_OF_NODE = {"i*": "i", "f*": "f", "c*": "c"}
+# dtypes.default_types, before canonicalization (x64 off makes them 32-bit)
+_JAX_DEFAULT_TYPES = {"i": "int64", "u": "uint64", "f": "float64", "c": "complex128"}
 
 
 
@@ -649,7 +663,7 @@ def _tf_convert(pol, op, values, result, weak, trace):
     exist: True -> int32 does, True -> uint8 does not), then runs the kernel registered for
     ``result``: the op's ``dtypes`` (its OpDef type list, set per op in ``op_overrides``)."""
     for o in values:
-        if op is PROMOTION:
+        if op.name in _NO_OP:
             break  # flexible_dtypes.result_type reads the table only; converting is the op's business
         if o.category == "scalar" and (result.name, o.pykind) not in pol.scalar_table:
             return None, (f"TensorFlow cannot convert the Python {_PY_KIND_NAME[o.pykind]} {o.value!r} to "
@@ -775,7 +789,7 @@ def int_bounds(plan: Plan, operands) -> tuple | None:
     pol = _op_policy(get_policy(plan.policy), plan.op)
     bounds = []
     target = plan.promoted
-    if plan.op != PROMOTION.name and any(ranged and o.pykind == "c" and target.name in pol.float_check
+    if plan.op not in _NO_OP and any(ranged and o.pykind == "c" and target.name in pol.float_check
                                          for _, o, ranged in _scalars(pol, plan, operands)):
         return None
     values = _promoting(plan.op, operands)

@@ -26,6 +26,10 @@ LATTICE = {
     "c*": ["complex64"], "complex64": ["complex128"], "complex128": [],
 }
 
+# With x64 off JAX avoids forming a 64-bit type from 32-bit inputs: its one such edge, uint32 ->
+# int64, becomes uint32 -> int32 (_type_promotion_lattice(x64=False)).
+LATTICE_X32 = {**LATTICE, "uint32": ["int32", "uint64"]}
+
 _INTS = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"]
 _FLOATS = ["float16", "bfloat16", "float32", "float64", *_FLOAT8]
 
@@ -81,12 +85,16 @@ JAX_X64 = Policy(
     # Note: JAX arrays are immutable, so `x += y` rebinds x to x + y (of the result dtype); out=, which
     # jax.numpy does not take, is stored into with NumPy's same_kind rule.
     inplace_rule="rebind",
+    # jnp.promote_types: the lattice join, with no canonicalization (int64 with int32 is int64 with
+    # x64 off too)
+    op_overrides={"promote_types": {"canonical": {}}},
     source="https://github.com/jax-ml/jax/blob/main/jax/_src/dtypes.py",
 )
 
 JAX = replace(
     JAX_X64,
     name="jax",
+    promote=Lattice(LATTICE_X32),
     emulates="JAX 0.10.2 (jax.numpy), jax_enable_x64=False (the default): 64-bit types canonicalized to 32-bit",
     canonical=_CANONICAL_X32,
     default_float="float32",

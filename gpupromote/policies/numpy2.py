@@ -67,9 +67,9 @@ NUMPY = Policy(
                             "weak_upcast": {("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
                                             ("float8_e5m2", "f"): "float32"}},
                   # np.result_type, np.promote_types: the same table as np.where
-                  "result_type": {"promote": PairTable(parse_grid(RESULT_TYPE, _code)),
-                                  "weak_upcast": {("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
-                                                  ("float8_e5m2", "f"): "float32"}},
+                  **{no_op: {"promote": PairTable(parse_grid(RESULT_TYPE, _code)),
+                             "weak_upcast": {("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
+                                             ("float8_e5m2", "f"): "float32"}} for no_op in ("result_type", "promote_types")},
                   # the logical ufuncs test a Python int for truth, after converting it to a C long
                   **{op: {"int_check": "int64", "float_int_limit": {}} for op in ("logical_and", "logical_or", "logical_xor")}},
     dtypes=frozenset(d.name for d in D.ALL if d.name != "complex32"),

@@ -200,7 +200,7 @@ PADDLE = Policy(
                   # atan2's int kernels compute in double.
                   "arctan2": {"to_float": {d: "float64" for d in ("bool", "uint8", "int8", "int16", "int32",
                                                                     "int64")}},
-                  "result_type": {"operands": "table"}},
+                  "result_type": {"operands": "table"}, "promote_types": {"operands": "table"}},
     # Paddle has no result_type: promotion on its own is promoteTypes, between tensors only
     # (PADDLE's op_overrides["result_type"] below); no n-ary promotion.
     # In place (x.add_(y)), Paddle casts x to the promoted dtype first (PromoteCastInplace), so x
