@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
+from . import interop
 from .api import _current
 from .dispatch import OP_FUNCTIONS, call
 from .policies import get_policy
@@ -35,7 +36,7 @@ def _device_of(storage) -> str:
 
 def _is_operand(x) -> bool:
     return (isinstance(x, (Array, np.ndarray, np.generic, *_SCALARS))
-            or hasattr(x, "__cuda_array_interface__"))
+            or hasattr(x, "__cuda_array_interface__") or interop.is_foreign(x))
 
 
 class Array:
