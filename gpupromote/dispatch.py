@@ -25,15 +25,17 @@ from dataclasses import replace
 import numpy as np
 
 from . import dtypes as D
+from . import interop
 from .api import _current, cached_plan, describe
 from .backends import get_backend
 from .ops import ALIASES, OPS, UNARY_OPS
 from .policies import get_policy
-from .resolve import resolve
+from .resolve import check_store, resolve
 
 __all__ = ["call", "fold_scalar", "make_op", "OP_FUNCTIONS", "IntegerDivisionByZero"]
 
 _ndarray = np.ndarray
+_ENGINE_ARGS = frozenset({np.ndarray, float, int, bool, complex})  # never foreign: no interop check
 _INT_DIVISION_OPS = ("floor_divide", "remainder", "fmod")
 
 
@@ -186,37 +188,6 @@ def _shape_error(op, shapes, out_shape=None):
 # ---------------------------------------------------------------------------------------------
 # out= rules
 
-def _torch_can_cast(src: D.DType, dst: D.DType) -> bool:
-    """c10::canCast: no complex -> real, no float -> integral, nothing but bool -> bool."""
-    if src.kind == "c" and dst.kind != "c":
-        return False
-    if src.kind == "f" and dst.kind in "bui":
-        return False
-    return not (src.kind != "b" and dst.kind == "b")
-
-
-_SAME_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
-def _same_kind(src: D.DType, dst: D.DType) -> bool:
-    if src.numpy is not None and dst.numpy is not None:
-        return bool(np.can_cast(src.numpy, dst.numpy, "same_kind"))
-    return _SAME_KIND_ORDER[src.kind] <= _SAME_KIND_ORDER[dst.kind]  # complex32
-
-
-def _check_out_cast(plan, out_dtype: D.DType, what="out"):
-    pol = get_policy(plan.policy)
-    if pol.framework == "PyTorch":
-        ok, rule = _torch_can_cast(plan.result, out_dtype), "canCast"
-    else:
-        ok, rule = _same_kind(plan.result, out_dtype), "'same_kind' casting"
-    if not ok:
-        raise TypeError(
-            f"policy {plan.policy!r}, {plan.op}: the result dtype {plan.result.name} cannot be cast to the "
-            f"{what} dtype {out_dtype.name} under {pol.framework}'s {rule} rule. Pass an {what} of dtype "
-            f"{plan.result.name}, or cast explicitly: compute without {what}= and use .astype('{out_dtype.name}')")
-
-
 def _data_range(a):
     """(lowest, highest + 1) byte address an array touches (a cheap bounds check)."""
     itf = getattr(a, "__array_interface__", None) or a.__cuda_array_interface__
@@ -239,6 +210,17 @@ def _c_strides(shape, itemsize):
         strides.append(step)
         step *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def _same_array(a, out) -> bool:
+    """Whether ``out`` is operand ``a`` itself (x += y, out=x): the same object, or the same
+    elements of the same memory (two views of it), so that the op runs in place on ``a``."""
+    if a is out:
+        return True
+    a, out = _storage(a), _storage(out)
+    if not (hasattr(a, "shape") and hasattr(a, "strides")) or a.shape != out.shape or a.strides != out.strides:
+        return False
+    return a.dtype.itemsize == out.dtype.itemsize and _data_range(a) == _data_range(out)
 
 
 def _overlaps(a, out) -> bool:
@@ -283,6 +265,10 @@ def report_check(plan, what: str):
         _float_error("over", f"overflow encountered in {plan.op}")
     elif what == "negative_power":
         raise ValueError("Integers to negative integer powers are not allowed.")
+    elif what == "negative_shift":
+        raise ValueError(f"policy {plan.policy!r}: {plan.op}(x1, x2) is only defined for x2 >= 0 in "
+                         f"{get_policy(plan.policy).framework}, and the shift array x2 holds a negative count "
+                         f"(array-api-strict raises ValueError too); take abs() or mask it first")
     else:
         raise ValueError(f"unknown check {what!r}")
 
@@ -291,7 +277,8 @@ def checks_of(plan) -> tuple:
     """The conditions the framework tests on ``plan``'s operands before its kernel runs, in the
     order it tests them: "zero_division" (an integer divisor is 0: raise or warn),
     "int_min_by_minus_one" (NumPy's INT_MIN // -1 overflow warning), "negative_power" (NumPy
-    refuses a negative integer exponent)."""
+    refuses a negative integer exponent), "negative_shift" (the Array API refuses a negative shift
+    count)."""
     if plan.compute.kind not in "ui":
         return ()
     if plan.op in _INT_DIVISION_OPS:
@@ -303,6 +290,8 @@ def checks_of(plan) -> tuple:
         return ()  # xla: defined values, no warning
     if plan.op == "power" and plan.compute.kind == "i" and get_policy(plan.policy).negative_power_arrays_refused:
         return ("negative_power",)
+    if plan.op in _SHIFTS and plan.compute.kind == "i" and get_policy(plan.policy).negative_shift_arrays_refused:
+        return ("negative_shift",)
     return ()
 
 
@@ -338,10 +327,20 @@ def _pre_launch_checks(plan, args, shape, raw):
             # NumPy refuses a negative integer exponent inside an array too (a Python int
             # exponent the resolver has already checked).
             _power_checks(plan, args)
+        elif "negative_shift" in checks_of(plan) and not plan.folded[1]:
+            # the Array API refuses a negative shift count inside an array too (a Python int the
+            # resolver has already checked)
+            count = args[1]
+            if count.size > 0 and bool((count < 0).any()):
+                report_check(plan, "negative_shift")
+
+
+_SHIFTS = ("left_shift", "right_shift")
 
 
 def _needs_checks(plan) -> bool:
-    return plan.compute.kind in "ui" and (plan.op in _INT_DIVISION_OPS or plan.op == "power")
+    return plan.compute.kind in "ui" and (plan.op in _INT_DIVISION_OPS or plan.op == "power" or (
+        plan.op in _SHIFTS and get_policy(plan.policy).negative_shift_arrays_refused))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -350,14 +349,18 @@ def _needs_checks(plan) -> bool:
 def call(op: str, args, policy=None, out=None):
     """Run ``op`` on ``args`` under ``policy`` (default: the current one) into ``out``."""
     lazy = out is not None and _is_dask(out)
+    foreign = out is not None and not lazy and interop.is_foreign(out)
     for x in args:
         tracer = getattr(x, "_tracer", None)
         if tracer is not None:   # inside gp.fuse: the step is recorded, not run
             return tracer.record(op, args, policy, out)
         lazy = lazy or _is_dask(x)
+        foreign = foreign or (type(x) not in _ENGINE_ARGS and interop.is_foreign(x))
     if lazy:   # a dask array among the operands: a lazy dask graph, one eager call per block
         from .dask import call as dask_call
         return dask_call(op, args, policy, out)
+    if foreign:   # torch, JAX, ...: run on views of their memory, answer in the caller's type
+        return interop.call(lambda views, view_out: call(op, views, policy, view_out), args, out)
     name = policy or _current.get()
     op = ALIASES.get(op, op)
     args = [_native(x) for x in args]
@@ -472,7 +475,7 @@ def _run_into_out(plan, backend, kargs, shape, out, args, run=None):
             ok = False
         if not ok:
             raise _shape_error(plan.op, [a.shape for a in arrays], target.shape)
-    _check_out_cast(plan, out_dtype)
+    check_store(plan, out_dtype, inplace=any(_same_array(a, out) for a in args))
     if 0 in target.shape:
         return out
     clobbers = any(_overlaps(a, target) for a in arrays)

@@ -40,7 +40,7 @@ import operator
 import numpy as np
 
 from . import dtypes as D
-from . import ir
+from . import interop, ir
 from .api import _current, describe, use_policy
 from .backends import get_backend
 from .ops import op_named
@@ -78,6 +78,9 @@ class Fused:
         if _is_dask(out) or any(_is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
             from .dask import call_fused
             return call_fused(self, args, out, policy)
+        if (out is not None and interop.is_foreign(out)) or any(interop.is_foreign(a) for a in args):
+            # torch, JAX, ...: the chain runs on views of their memory, the result in the caller's type
+            return interop.call(lambda views, view_out: self(*views, out=view_out, policy=policy), args, out)
         name = policy or self.policy or _current.get()
         args = [_native(a) for a in args]
         try:
