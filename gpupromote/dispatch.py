@@ -27,6 +27,7 @@ import numpy as np
 from . import dtypes as D
 from .api import _current, cached_plan, describe
 from .backends import get_backend
+from .errors import IntegerDivisionByZero, check_integer_divisor
 from .ops import ALIASES, OPS
 from .policies import get_policy
 from .resolve import resolve
@@ -37,9 +38,6 @@ _ndarray = np.ndarray
 _INT_DIVISION_OPS = ("floor_divide", "remainder", "fmod")
 
 
-class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
-    """Integer division by zero under a policy whose framework raises for it. A ZeroDivisionError,
-    and a RuntimeError as PyTorch raises it ("ZeroDivisionError"), so either except clause works."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,9 +250,8 @@ def _int_division_checks(plan, args, shape):
     folded = plan.folded[1]
     has_zero = (divisor == 0) if folded else (divisor.size > 0 and not bool(divisor.all()))
     if plan.int_division == "raise":
-        if has_zero:
-            raise IntegerDivisionByZero(f"policy {plan.policy!r}, {plan.op}: integer division by zero "
-                                    f"({plan.compute.name}), as {get_policy(plan.policy).framework} raises")
+        check_integer_divisor(plan.policy, get_policy(plan.policy).framework, plan.op, plan.compute.name,
+                              has_zero, divisor if folded else None)
         return
     if plan.int_division != "numpy":
         return  # xla: defined values, no warning

@@ -24,6 +24,8 @@ from numba.core import config, errors
 from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
 
+from ._numba_cache import cached_njit
+
 __all__ = [
     "f16_to_f32", "f32_to_f16", "f64_to_f16",
     "bf16_to_f32", "f32_to_bf16", "f64_to_bf16",
@@ -38,7 +40,8 @@ __all__ = [
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 _JIT = {"error_model": "numpy"}
-_njit = njit(cache=True, **_JIT)
+# cached in the kernels' tag folder, where a damaged file is dropped, not fatal (_numba_cache.py)
+_njit = cached_njit(**_JIT)
 
 
 def _hardware_half():
