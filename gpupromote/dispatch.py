@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import dtypes as D
-from .api import _current, cached_plan, describe
+from .api import Spec, _current, cached_plan, describe
 from .backends import get_backend
 from .errors import IntegerDivisionByZero, check_integer_divisor
 from .ops import ALIASES, OPS
@@ -135,6 +135,28 @@ def _native(x):
     if isinstance(x, np.ndarray) and not x.dtype.isnative:
         return x.astype(x.dtype.newbyteorder("="))
     return x
+
+
+def _check_operand(op, i, x):
+    """Refuse what an op cannot compute on with a message saying what was passed and what to pass
+    (``i`` is the argument's position, None for ``out=``)."""
+    if type(x) is _ndarray or type(x) in _FAST_SCALARS:
+        return
+    where = "out=" if i is None else f"operand {i + 1}"
+    if x is None:
+        raise TypeError(f"{op}: {where} is None; pass an array or a Python bool/int/float/complex")
+    if isinstance(x, np.ma.MaskedArray):
+        # Note: refused rather than kept: a kernel reads every element, the masked-out ones too
+        raise TypeError(f"{op}: {where} is a masked array; gpupromote would compute on its masked-out values "
+                        f"and drop the mask. Use np.ma.{op} for masked semantics, or pass m.filled(value) "
+                        f"or m.data explicitly")
+    if isinstance(x, Spec):
+        raise TypeError(f"{op}: {where} is {x!r}, an abstract array without data: ops compute on arrays, "
+                        f"gp.result_type(...) takes specs")
+    if isinstance(x, (np.dtype, D.DType, str, type)):
+        what = f"the string {x!r}" if isinstance(x, str) else f"the dtype {getattr(x, 'name', None) or x.__name__!r}"
+        raise TypeError(f"{op}: {where} is {what}, not an array: ops compute on arrays, gp.result_type(...) "
+                        f"takes dtypes. Make an array, e.g. np.asarray(value, dtype)")
 
 
 def _is_device(x) -> bool:
@@ -296,6 +318,10 @@ def call(op: str, args, policy=None, out=None):
     """Run ``op`` on ``args`` under ``policy`` (default: the current one) into ``out``."""
     name = policy or _current.get()
     op = ALIASES.get(op, op)
+    for i, x in enumerate(args):
+        _check_operand(op, i, x)
+    if out is not None:
+        _check_operand(op, None, out)
     args = [_native(x) for x in args]
     operands = [describe(x) for x in args]
     plan = resolve(name, op, operands)
@@ -408,11 +434,13 @@ def _run_into_out(plan, backend, kargs, shape, out, args):
     if 0 in target.shape:
         return out
     clobbers = any(not f and _overlaps(a, target) for a, f in zip(kargs, plan.folded))
-    if out_dtype is plan.result and not clobbers:
+    native = getattr(target.dtype, "isnative", True)
+    if out_dtype is plan.result and not clobbers and native:
         backend.run(plan, kargs, target)
     else:
         # Note: a temporary when out has another dtype (computed in the result dtype, then cast,
-        # as the frameworks do) or overlaps an input other than element for element.
+        # as the frameworks do), the other byte order (NumPy writes '>f4' outputs by value), or
+        # overlaps an input other than element for element.
         tmp = backend.empty(target.shape, plan.result)
         backend.run(plan, kargs, tmp)
         backend.copyto(target, tmp)
@@ -441,10 +469,19 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _fast_key(x):
-    """The cache key of one argument: its dtype object's id for numpy arrays (the runner keeps
-    the dtype alive, so the id stays unique), its type for Python scalars."""
+    """The cache key of one argument: the dtype of a numpy array, the type of anything else.
+
+    Keyed by the dtype's value, not its identity: arrays that arrive through pickle
+    (multiprocessing, joblib, DataLoader) or carry dtype metadata bring a new dtype object each
+    time, equal to the last one; each must find the same runner, not add an entry that keeps its
+    dtype alive. (Hashing a dtype costs what id() does.)"""
     t = type(x)
-    return id(x.dtype) if t is _ndarray else t
+    return x.dtype if t is _ndarray else t
+
+
+# The runners are few (one per op, policy and argument dtypes or types); the limit only bounds
+# what unusual dtypes (structured, datetime, ...) could add to a long-running process.
+_FAST_CACHE_LIMIT = 4096
 
 
 def _make_runner(op, args, policy):
@@ -485,8 +522,6 @@ def _make_runner(op, args, policy):
     runner = make(plan, converters)
     if runner is not None and bounds:
         runner = _within(bounds, runner, len(args))
-    if runner is not None:
-        runner.keep_alive = [x.dtype for x in args if type(x) is _ndarray]
     return runner
 
 
@@ -519,6 +554,12 @@ def _within(bounds, runner, arity):
 _MISS = object()
 
 
+def _remember(cache, key, runner):
+    if len(cache) >= _FAST_CACHE_LIMIT:
+        cache.clear()
+    cache[key] = runner
+
+
 def make_op(name: str):
     """The public function for op ``name`` (an OPS name; aliases get the same function)."""
     op = OPS[name]
@@ -530,13 +571,13 @@ def make_op(name: str):
         def fn(a, b, /, *, policy=None, out=None):
             if out is None:
                 # _fast_key, inlined: this line is most of the per-call overhead
-                key = (policy or current(), id(a.dtype) if type(a) is _ndarray else type(a),
-                       id(b.dtype) if type(b) is _ndarray else type(b))
+                key = (policy or current(), a.dtype if type(a) is _ndarray else type(a),
+                       b.dtype if type(b) is _ndarray else type(b))
                 runner = get(key, _MISS)
                 if runner is _MISS:
                     runner = _make_runner(name, (a, b), key[0])
                     if runner is not _MISS:
-                        cache[key] = runner
+                        _remember(cache, key, runner)
                 if runner is not None and runner is not _MISS:
                     res = runner(a, b)
                     if res is not None:
@@ -552,7 +593,7 @@ def make_op(name: str):
                 if runner is _MISS:
                     runner = _make_runner(name, (cond, a, b), key[0])
                     if runner is not _MISS:
-                        cache[key] = runner
+                        _remember(cache, key, runner)
                 if runner is not None and runner is not _MISS:
                     res = runner(cond, a, b)
                     if res is not None:
