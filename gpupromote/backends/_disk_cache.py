@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import importlib.metadata
 import os
 import shutil
 import stat
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from ..errors import CacheWarning
 
-__all__ = ["default_root", "writable", "fallback_dir", "write_atomically", "drop_damaged", "warn_once"]
+__all__ = ["package_version", "default_root", "writable", "fallback_dir", "write_atomically", "drop_damaged", "warn_once"]
 
 _lock = threading.Lock()
 _writable: dict = {}
@@ -42,6 +43,14 @@ def _user_root() -> Path:
     # why: per environment, so that two venvs (or a venv and the system Python) never share a cache
     # folder; the hash keeps the name short and the same for every process of the environment
     return Path(base) / "gpupromote" / f"env-{hashlib.sha256(prefix.encode()).hexdigest()[:16]}"
+
+
+def package_version() -> str:
+    """gpupromote's version, part of every cache key ("source" when run from a source tree)."""
+    try:
+        return importlib.metadata.version("gpupromote")
+    except importlib.metadata.PackageNotFoundError:
+        return "source"
 
 
 def default_root() -> Path:

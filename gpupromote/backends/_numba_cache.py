@@ -26,7 +26,6 @@ Faults (``_CheckedCache``, installed on each of our dispatchers in place of Numb
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import inspect
 import os
@@ -39,7 +38,7 @@ from numba.core import config
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 from numba.core.caching import CacheImpl as _NumbaCacheImpl
 
-from ._disk_cache import default_root, drop_damaged, fallback_dir, warn_once, writable
+from ._disk_cache import default_root, drop_damaged, fallback_dir, package_version, warn_once, writable
 
 __all__ = ["KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
            "claim_dir", "checked", "cached_njit"]
@@ -48,13 +47,6 @@ __all__ = ["KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR
 # inlined through them). Add a module here when generated kernels start importing from it.
 KERNEL_MODULES = ("gpupromote.backends._numba_math", "gpupromote.backends.cpu_numba",
                   "gpupromote.backends._numba_cache")
-
-
-def _package_version() -> str:
-    try:
-        return importlib.metadata.version("gpupromote")
-    except importlib.metadata.PackageNotFoundError:   # run from a source tree (PYTHONPATH=.)
-        return "source"
 
 
 def _module_source(name: str) -> bytes:
@@ -82,7 +74,7 @@ def cache_tag(modules=KERNEL_MODULES) -> str:
     import ml_dtypes
     import numba
     h = hashlib.sha256()
-    parts = [_package_version(), sys.implementation.cache_tag or sys.version, numba.__version__,
+    parts = [package_version(), sys.implementation.cache_tag or sys.version, numba.__version__,
              llvmlite.__version__, np.__version__, ml_dtypes.__version__, *_target_cpu()]
     for part in parts:
         h.update(str(part).encode() + b"\0")
