@@ -133,6 +133,7 @@ def _narrow_nextafter(tag):
     widen, narrow = getattr(_numba_math, f"{tag}_to_f32"), getattr(_numba_math, f"f32_to_{tag}")
     sign = 0x80 if tag.startswith("e") else 0x8000
     storage = np.uint8 if tag.startswith("e") else np.uint16
+    nan = np.float32(np.nan)
 
     def public(a, b):
         raise NotImplementedError("only callable from compiled kernels")
@@ -145,9 +146,10 @@ def _narrow_nextafter(tag):
 
         def impl(a, b):
             # a and b hold exact narrow values (widened): step a's bit pattern by one toward b,
-            # as numpy's npy_half_nextafter and ml_dtypes' nextafter do.
+            # as numpy's npy_half_nextafter and ml_dtypes' nextafter do; a NaN operand gives
+            # their canonical NaN, positive whatever the operands' signs.
             if (a != a) | (b != b):
-                return a + b
+                return nan
             if a == b:
                 return b
             if a == 0:
