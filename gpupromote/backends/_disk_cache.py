@@ -96,7 +96,8 @@ def fallback_dir(subpath: str) -> Path:
     """A writable folder for ``subpath`` (e.g. ``numba-<tag>``) when the cache root is read-only:
     under the per-user default root, else under ``<tmp>/gpupromote-<uid>``, else (nothing on this
     machine is writable) a temporary folder removed when the process exits."""
-    for root in (_user_root(), _private_tmp_root()):
+    for candidate in (_user_root, _private_tmp_root):   # in order, the second made only if needed
+        root = candidate()
         if root is not None and writable(root / subpath):
             return root / subpath
     scratch = Path(tempfile.mkdtemp(prefix="gpupromote-"))

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._disk_cache import drop_damaged, write_atomically  # noqa: E402
+from ._disk_cache import drop_damaged, warn_once, write_atomically  # noqa: E402
 from ._numba_cache import CACHE_ROOT, KERNEL_DIR, READ_DIRS, WRITE_DIR, cache_tag, checked, claim_dir  # noqa: E402
 from numba import types  # noqa: E402
 from numba.core import errors as numba_errors  # noqa: E402
@@ -395,8 +395,13 @@ def _module_file(name: str, src: str) -> Path:
         drop_damaged(path, f"{len(on_disk)} characters where the generated module has {len(src)}, "
                            "or other text")
     path = WRITE_DIR / f"{name}.py"
+    if WRITE_DIR != KERNEL_DIR:
+        warn_once(("unwritable", str(KERNEL_DIR)),
+                  f"gpupromote: the kernel cache {KERNEL_DIR} cannot be written; it is read, and new kernels "
+                  f"are cached in {WRITE_DIR}")
     # a concurrent writer writes the same text, and the rename is atomic: any winner is right
-    write_atomically(path, src)
+    if not write_atomically(path, src):
+        raise OSError(f"gpupromote: cannot write the kernel module {path}")
     return path
 
 

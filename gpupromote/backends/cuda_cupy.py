@@ -289,14 +289,17 @@ def _intact(data: bytes, ext: str) -> str | None:
     if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return f"not a 64-bit little-endian ELF file ({len(data)} bytes)"
     field = lambda at, size: int.from_bytes(data[at:at + size], "little")  # noqa: E731
+    # Note: one byte of slack: CuPy's nvrtc.getCUBIN drops a cubin's final byte (a NUL, as if the
+    # ELF were a C string); the driver loads such files, and a cut of one more byte is caught.
+    end = len(data) + 1
     phoff, shoff = field(0x20, 8), field(0x28, 8)
     phentsize, phnum, shentsize, shnum = field(0x36, 2), field(0x38, 2), field(0x3A, 2), field(0x3C, 2)
-    if phoff + phentsize * phnum > len(data) or shoff + shentsize * shnum > len(data) or shentsize < 0x28:
+    if phoff + phentsize * phnum > end or shoff + shentsize * shnum > end or shentsize < 0x28:
         return f"its header tables end past the end of the file ({len(data)} bytes: truncated)"
     for i in range(shnum):
         entry = shoff + i * shentsize
         kind, offset, size = field(entry + 4, 4), field(entry + 0x18, 8), field(entry + 0x20, 8)
-        if kind != 8 and offset + size > len(data):   # 8 is SHT_NOBITS: no bytes in the file
+        if kind != 8 and offset + size > end:   # 8 is SHT_NOBITS: no bytes in the file
             return f"section {i} ends past the end of the file ({len(data)} bytes: truncated)"
     return None
 
