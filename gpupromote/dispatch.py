@@ -157,6 +157,11 @@ def _check_operand(op, i, x):
         what = f"the string {x!r}" if isinstance(x, str) else f"the dtype {getattr(x, 'name', None) or x.__name__!r}"
         raise TypeError(f"{op}: {where} is {what}, not an array: ops compute on arrays, gp.result_type(...) "
                         f"takes dtypes. Make an array, e.g. np.asarray(value, dtype)")
+    if not (hasattr(x, "dtype") and hasattr(x, "shape")) and not isinstance(x, (bool, int, float, complex)):
+        shown = repr(x)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise TypeError(f"{op}: {where} is not an array (type {type(x).__name__}: {shown}); pass np.asarray(...) "
+                        f"of it, or a Python bool/int/float/complex")
 
 
 def _is_device(x) -> bool:
