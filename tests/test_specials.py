@@ -178,6 +178,8 @@ def differences(result, expected, ulps):
     counts), NaN for NaN (either sign), ``ulps`` for the transcendental ops."""
     result, expected = np.asarray(result), np.asarray(expected)
     assert result.dtype == expected.dtype and result.shape == expected.shape
+    if result.ndim != 1:
+        return differences(result.reshape(-1), expected.reshape(-1), ulps).reshape(result.shape)
     if expected.dtype.kind == "c":
         return differences(result.real, expected.real, ulps) | differences(result.imag, expected.imag, ulps)
     if expected.dtype.kind in "biu":
