@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from tests.test_specials import COMPLEX, differences, known
+from tests.test_specials import differences, known
 
 CASES = int(os.environ.get("GP_FUZZ_CASES", "2000"))
 SEED = int(os.environ.get("GP_FUZZ_SEED", "0"))

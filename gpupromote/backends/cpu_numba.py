@@ -14,11 +14,14 @@ it) - converted in registers to ``plan.compute``, the expression evaluated, and 
 written once in ``plan.result`` (narrowed by ``f32_to_f16`` and friends). Folded scalars are
 kernel parameters of the compute dtype (``dispatch.fold_scalar`` converted them).
 
-Caches: in memory per ``kernel_key(plan)`` (plan.key and the promoted dtype); on disk by Numba (``cache=True``), which needs a real
-source file, so each module is written once to ``<cache>/kernels/_gpk_<hash of source>.py``
-and imported from there. A later process finds the same file and loads the compiled code
-instead of compiling. ``<cache>`` is ``$GPUPROMOTE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpupromote``
-or ``~/.cache/gpupromote``; ``NUMBA_CACHE_DIR`` defaults to ``<cache>/numba``.
+Caches: in memory per ``kernel_key(plan)`` (plan.key and the promoted dtype); on disk by Numba,
+which needs a real source file, so each module is filed once as
+``<cache>/numba-<tag>/_gpk_<hash of source>.py`` and Numba's compiled code lies beside it. The tag
+(``_cache_tag()``) covers what else shapes the machine code: the helper modules' sources, the
+package, Python, Numba, llvmlite, NumPy and ml_dtypes versions, and the target CPU. ``<cache>`` is
+``$GPUPROMOTE_CACHE_DIR``, else a folder per Python environment under ``$XDG_CACHE_HOME/gpupromote``
+(``~/.cache/gpupromote``). Damaged files are dropped and recompiled, read-only folders are read
+(backends/_numba_cache.py).
 """
 from __future__ import annotations
 

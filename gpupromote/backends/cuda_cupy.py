@@ -34,8 +34,11 @@ Compilation and caches:
 
 * a kernel is compiled once per (plan, variant) and kept in memory per device;
 * on disk, the cubin is kept under ``$CUPY_CACHE_DIR/gpupromote`` (default
-  ``~/.cupy/kernel_cache/gpupromote``), keyed by the source, the headers' text, the options and the
-  NVRTC version, and loaded with ``cupy.RawModule(path=...)``.
+  ``~/.cupy/kernel_cache/gpupromote``), keyed by the source, the headers' text, the options (the
+  arch among them), the NVRTC, CuPy and gpupromote versions, and loaded with
+  ``cupy.RawModule(path=...)``. A truncated or overwritten file (or one the driver refuses as an
+  image) is dropped with a ``CacheWarning`` and compiled again; a read-only cache folder is read, and
+  new cubins go to one stable writable folder (backends/_disk_cache.py).
 
 Note: kernels are compiled with CuPy's NVRTC binding and loaded from the cubin, not through
 ``cupy.RawModule(code=...)``: CuPy appends ``-ftz=true`` to every NVRTC compile it makes, which
