@@ -354,7 +354,9 @@ def call(op: str, args, policy=None, out=None):
     except ValueError:
         raise _shape_error(op, shapes) from None
 
-    if _needs_checks(plan):
+    if _needs_checks(plan) and 0 not in shape:
+        # Note: value checks only when there are values: NumPy and PyTorch check element by element,
+        # so an empty result raises and warns nothing
         _pre_launch_checks(plan, kargs, shape, args)
 
     if out is None:

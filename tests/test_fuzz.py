@@ -32,8 +32,11 @@ SEED = int(os.environ.get("GP_FUZZ_SEED", "0"))
 DTYPES = [d.name for d in gp.dtypes.ALL if d.numpy is not None]
 OPS = list(gp.OPS)
 KINDS = ["array", "array", "array", "0d", "scalar"]
-TRANSCENDENTAL = {"arctan2", "hypot", "logaddexp", "power"}
-COMPLEX_POWER_ULPS = 64   # test_cpu_engine: exp(b log a) in double precision against the C library's cpow
+# ulps allowed against NumPy: on CPUs with AVX-512, NumPy computes float arctan2 and power with SVML
+# (up to 4 ulp) and complex multiply with fused multiply-adds (1 ulp per part); the C library's
+# functions are within 1 ulp (docs/deviations.md)
+ULPS = {"arctan2": 4, "power": 4, "hypot": 1, "logaddexp": 1}
+COMPLEX_ULPS = {"power": 64, "multiply": 1}   # complex power: exp(b log a) against the C library's cpow
 
 
 @dataclass
@@ -200,9 +203,7 @@ def _run(module, case):
 
 
 def _ulps(case, dtype):
-    if case.op == "power" and dtype.kind == "c":
-        return COMPLEX_POWER_ULPS
-    return 1 if case.op in TRANSCENDENTAL else 0
+    return (COMPLEX_ULPS if dtype.kind == "c" else ULPS).get(case.op, 0)
 
 
 def _finite_ordinary(x):
@@ -230,7 +231,13 @@ def check(case):
         return f"NumPy returns {expected.dtype}; gpupromote raises {type(mine).__name__}: {mine}"
     if got.dtype != expected.dtype or got.shape != expected.shape:
         return f"gpupromote gives {got.dtype}{got.shape}, NumPy {expected.dtype}{expected.shape}"
-    bad = differences(got, expected, _ulps(case, expected.dtype))
+    natural = np.asarray(_run(np, Case(case.index, case.op, case.args))).dtype if case.out is not None else got.dtype
+    if natural != got.dtype and _ulps(case, natural):
+        # ulps count in the dtype the op computed in, not in a wider out= it was cast into
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            got, expected = got.astype(natural), expected.astype(natural)
+    bad = differences(got, expected, _ulps(case, natural))
     operands = [np.broadcast_to(np.asarray(a), bad.shape) for a in case.args[-2:]]
     dtype = gp.dtype(expected.dtype).name if expected.dtype.kind != "b" else "bool"
     promoted = max((gp.dtype(np.asarray(a).dtype) for a in case.args if isinstance(a, np.ndarray)),

@@ -60,8 +60,15 @@ def _zero(x):
     return _f64(x) == 0
 
 
+def _inexact(x):
+    x = np.asarray(x)
+    return x.dtype.kind in "fcV"   # V: ml_dtypes' bfloat16 and float8
+
+
 def _subnormal(x):
     x = np.asarray(x)
+    if not _inexact(x):
+        return np.zeros(x.shape, bool)
     tiny = ml_dtypes.finfo(x.dtype).smallest_normal if x.dtype.kind != "c" else np.finfo(x.dtype).tiny
     v = np.abs(_f64(x))
     return (v > 0) & (v < float(tiny))
@@ -78,8 +85,11 @@ def _nonfinite_part(x):
 
 def _overflowing_part(x):
     """A part whose square overflows, or an infinite or NaN part: products of parts may be inf."""
+    if not _inexact(x):
+        return np.zeros(np.shape(x), bool)
     v = _f64(x)
-    limit = float(np.sqrt(np.finfo(np.asarray(x).dtype).max))
+    limit = float(np.sqrt(ml_dtypes.finfo(np.asarray(x).dtype).max if np.asarray(x).dtype.kind != "c"
+                          else np.finfo(np.asarray(x).dtype).max))
     return _nonfinite_part(x) | (np.abs(v.real) > limit) | (np.abs(v.imag) > limit)
 
 
@@ -124,8 +134,8 @@ _ZERO_TIES = (_both(_zero), "+0 against -0: which zero is returned (see the tie 
 KNOWN = {
     ("numpy", "maximum", ("float16",)): _ZERO_TIES,
     ("numpy", "minimum", ("float16",)): _ZERO_TIES,
-    ("numpy", "fmax", ("bfloat16", "float32", "float64")): _ZERO_TIES,
-    ("numpy", "fmin", ("bfloat16", "float32", "float64")): _ZERO_TIES,
+    ("numpy", "fmax", ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float32", "float64")): _ZERO_TIES,
+    ("numpy", "fmin", ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float32", "float64")): _ZERO_TIES,
     ("numpy", "nextafter", ("float16",)): (_both(_zero), "npy_half_nextafter returns x for x == y, C's nextafter y"),
     ("numpy", "multiply", ("complex64", "complex128")):
         (_any(_overflowing_part), "NumPy's AVX-512 complex loop fuses multiply-adds: where a product of "

@@ -413,7 +413,7 @@ def _check_caches(mod) -> None:
     ``flat`` now, the strided variants when ``Kernel.strided`` jits them through ``mod._jit``."""
     from numba.core.dispatcher import Dispatcher
     for value in list(vars(mod).values()):
-        if isinstance(value, Dispatcher):
+        if isinstance(value, Dispatcher) and value.py_func.__module__ == mod.__name__:
             checked(value)
     jit = getattr(mod, "_jit", None)
     if jit is not None:
