@@ -202,6 +202,15 @@ def _run(module, case):
     return np.asarray(result)
 
 
+def _as(scalar, dtype):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return np.asarray(scalar).astype(dtype) if dtype.kind in "fcV" else np.asarray(scalar)
+        except (OverflowError, TypeError, ValueError):
+            return np.asarray(scalar)
+
+
 def _ulps(case, dtype):
     return (COMPLEX_ULPS if dtype.kind == "c" else ULPS).get(case.op, 0)
 
@@ -238,7 +247,9 @@ def check(case):
             warnings.simplefilter("ignore")
             got, expected = got.astype(natural), expected.astype(natural)
     bad = differences(got, expected, _ulps(case, natural))
-    operands = [np.broadcast_to(np.asarray(a), bad.shape) for a in case.args[-2:]]
+    # the operands as the kernel sees them: a Python scalar in the result's dtype (1e-8 is 0 in float16)
+    operands = [np.broadcast_to(np.asarray(a) if isinstance(a, np.ndarray) else _as(a, natural), bad.shape)
+                for a in case.args[-2:]]
     dtype = gp.dtype(expected.dtype).name if expected.dtype.kind != "b" else "bool"
     promoted = max((gp.dtype(np.asarray(a).dtype) for a in case.args if isinstance(a, np.ndarray)),
                    key=lambda d: d.rank, default=None)

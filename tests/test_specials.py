@@ -93,6 +93,24 @@ def _overflowing_part(x):
     return _nonfinite_part(x) | (np.abs(v.real) > limit) | (np.abs(v.imag) > limit)
 
 
+def _product_out_of_range(a, b):
+    """Some product of a part of a with a part of b overflows or underflows (into the subnormals)
+    in the complex result's precision, or a part is infinite or NaN: where a fused multiply-add
+    and a rounded product differ in value or in the sign of a zero."""
+    a, b = np.asarray(a), np.asarray(b)
+    kinds = [x.dtype for x in (a, b) if x.dtype.kind == "c"]
+    double = any(d == np.complex128 for d in kinds) or any(x.dtype == np.float64 for x in (a, b))
+    fi = np.finfo(np.float64 if double else np.float32)
+    va, vb = _f64(a).astype(np.complex128), _f64(b).astype(np.complex128)
+    out = _nonfinite_part(va) | _nonfinite_part(vb)
+    with np.errstate(all="ignore"):
+        for pa in (va.real, va.imag):
+            for pb in (vb.real, vb.imag):
+                product = np.abs(pa.astype(np.longdouble) * pb.astype(np.longdouble))
+                out |= (product > float(fi.max)) | ((product > 0) & (product < float(fi.tiny)))
+    return out
+
+
 def _zero_part(x):
     v = _f64(x)
     return (v.real == 0) | (v.imag == 0)
@@ -138,8 +156,8 @@ KNOWN = {
     ("numpy", "fmin", ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float32", "float64")): _ZERO_TIES,
     ("numpy", "nextafter", ("float16",)): (_both(_zero), "npy_half_nextafter returns x for x == y, C's nextafter y"),
     ("numpy", "multiply", ("complex64", "complex128")):
-        (_any(_overflowing_part), "NumPy's AVX-512 complex loop fuses multiply-adds: where a product of "
-                                  "parts overflows, inf and nan parts differ from the plain formula"),
+        (_product_out_of_range, "NumPy's AVX-512 complex loop fuses multiply-adds: where a product of "
+                                "parts overflows or underflows, inf/nan parts and zero signs differ"),
     ("numpy", "power", ("complex64", "complex128")):
         (_everything, "NumPy calls the C library's cpow, gp exp(b * log(a)) in double precision: ordinary "
                       "values agree within a few ulp (test_cpu_engine), special values are the library's"),
