@@ -527,9 +527,23 @@ def _make_runner(op, args, policy):
     converters = [(_converter(plan.inputs[i], _fold_target(plan, i)) if f else None)
                   for i, f in enumerate(plan.folded)]
     runner = make(plan, converters)
+    if runner is not None and len(args) != 2:
+        runner = _arrays_with_dimensions(runner)
     if runner is not None and bounds:
         runner = _within(bounds, runner, len(args))
     return runner
+
+
+def _arrays_with_dimensions(runner):
+    """``runner`` for calls whose arrays all have dimensions; None (the full path, which folds them)
+    for a 0-d array. The key of a call is its dtypes, not its ranks: where(cond[n], 1, 2) and
+    where(cond[], 1, 2) share one, and the generic runner cannot take a 0-d array."""
+    def run(*args):
+        for x in args:
+            if type(x) is _ndarray and not x.ndim:
+                return None
+        return runner(*args)
+    return run
 
 
 def _merged(bounds):

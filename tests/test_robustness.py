@@ -213,3 +213,10 @@ def test_the_fast_path_still_refuses_what_the_full_path_refuses():
         with pytest.raises(gp.IntegerDivisionByZero):
             gp.floor_divide(meta, 0, policy="torch")
         assert gp.floor_divide(meta, 2, policy="torch").tolist() == [0, 1, 1]
+
+
+def test_a_0d_condition_after_a_1d_one_takes_the_full_path():
+    """where's fast-path key is the dtypes: a 1-d call's runner must not take a 0-d condition."""
+    assert gp.where(np.array([True, False]), 1, 127).tolist() == [1, 127]
+    assert gp.where(np.array(True), 100, 3).tolist() == 100
+    assert gp.where(np.array(False), np.array(2.5), np.array(-1.0)).tolist() == -1.0
