@@ -87,6 +87,10 @@ def describe(x) -> Operand:
         return Operand(None, "scalar", x)
     if t is np.ndarray:
         return Operand(D.dtype(x.dtype), "zero-dim" if x.ndim == 0 else "array")
+    if x is None:
+        # why: np.dtype(None) is float64, and None is never meant as that
+        raise TypeError("cannot use None as an operand: pass an array, gp.spec(...), a dtype or a Python "
+                        "bool/int/float/complex")
     if t is Spec:
         return Operand(x.dtype, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu", x.weak)
     if t is D.DType:  # a dtype: a strong array of it

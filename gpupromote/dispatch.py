@@ -26,8 +26,9 @@ import numpy as np
 
 from . import dtypes as D
 from . import interop
-from .api import _current, cached_plan, describe
+from .api import Spec, _current, cached_plan, describe
 from .backends import get_backend
+from .errors import IntegerDivisionByZero, check_integer_divisor
 from .ops import ALIASES, OPS, UNARY_OPS
 from .policies import get_policy
 from .resolve import check_store, resolve
@@ -39,9 +40,6 @@ _ENGINE_ARGS = frozenset({np.ndarray, float, int, bool, complex})  # never forei
 _INT_DIVISION_OPS = ("floor_divide", "remainder", "fmod")
 
 
-class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
-    """Integer division by zero under a policy whose framework raises for it. A ZeroDivisionError,
-    and a RuntimeError as PyTorch raises it ("ZeroDivisionError"), so either except clause works."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +162,33 @@ def _is_dask(x) -> bool:
     return type(x).__module__.startswith("dask.")
 
 
+def _check_operand(op, i, x):
+    """Refuse what an op cannot compute on with a message saying what was passed and what to pass
+    (``i`` is the argument's position, None for ``out=``)."""
+    if type(x) is _ndarray or type(x) in _FAST_SCALARS:
+        return
+    where = "out=" if i is None else f"operand {i + 1}"
+    if x is None:
+        raise TypeError(f"{op}: {where} is None; pass an array or a Python bool/int/float/complex")
+    if isinstance(x, np.ma.MaskedArray):
+        # Note: refused rather than kept: a kernel reads every element, the masked-out ones too
+        raise TypeError(f"{op}: {where} is a masked array; gpupromote would compute on its masked-out values "
+                        f"and drop the mask. Use np.ma.{op} for masked semantics, or pass m.filled(value) "
+                        f"or m.data explicitly")
+    if isinstance(x, Spec):
+        raise TypeError(f"{op}: {where} is {x!r}, an abstract array without data: ops compute on arrays, "
+                        f"gp.result_type(...) takes specs")
+    if isinstance(x, (np.dtype, D.DType, str, type)):
+        what = f"the string {x!r}" if isinstance(x, str) else f"the dtype {getattr(x, 'name', None) or x.__name__!r}"
+        raise TypeError(f"{op}: {where} is {what}, not an array: ops compute on arrays, gp.result_type(...) "
+                        f"takes dtypes. Make an array, e.g. np.asarray(value, dtype)")
+    if not (hasattr(x, "dtype") and hasattr(x, "shape")) and not isinstance(x, (bool, int, float, complex)):
+        shown = repr(x)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise TypeError(f"{op}: {where} is not an array (type {type(x).__name__}: {shown}); pass np.asarray(...) "
+                        f"of it, or a Python bool/int/float/complex")
+
+
 def _is_device(x) -> bool:
     if type(x) is _ndarray:
         return False
@@ -258,8 +283,7 @@ def report_check(plan, what: str):
     the conditions checks_of() lists."""
     if what == "zero_division":
         if plan.int_division == "raise":
-            raise IntegerDivisionByZero(f"policy {plan.policy!r}, {plan.op}: integer division by zero "
-                                        f"({plan.compute.name}), as {get_policy(plan.policy).framework} raises")
+            check_integer_divisor(plan.policy, get_policy(plan.policy).framework, plan.op, plan.compute.name, True)
         _float_error("divide", f"divide by zero encountered in {plan.op}")
     elif what == "int_min_by_minus_one":
         _float_error("over", f"overflow encountered in {plan.op}")
@@ -363,6 +387,10 @@ def call(op: str, args, policy=None, out=None):
         return interop.call(lambda views, view_out: call(op, views, policy, view_out), args, out)
     name = policy or _current.get()
     op = ALIASES.get(op, op)
+    for i, x in enumerate(args):
+        _check_operand(op, i, x)
+    if out is not None:
+        _check_operand(op, None, out)
     args = [_native(x) for x in args]
     operands = [describe(x) for x in args]
     plan = resolve(name, op, operands)
@@ -385,7 +413,9 @@ def call(op: str, args, policy=None, out=None):
     except ValueError:
         raise _shape_error(op, shapes) from None
 
-    if _needs_checks(plan):
+    if _needs_checks(plan) and 0 not in shape:
+        # Note: value checks only when there are values: NumPy and PyTorch check element by element,
+        # so an empty result raises and warns nothing
         _pre_launch_checks(plan, kargs, shape, args)
 
     if out is None:
@@ -479,11 +509,13 @@ def _run_into_out(plan, backend, kargs, shape, out, args, run=None):
     if 0 in target.shape:
         return out
     clobbers = any(_overlaps(a, target) for a in arrays)
-    if out_dtype is plan.result and not clobbers:
+    native = getattr(target.dtype, "isnative", True)
+    if out_dtype is plan.result and not clobbers and native:
         run(target)
     else:
         # Note: a temporary when out has another dtype (computed in the result dtype, then cast,
-        # as the frameworks do) or overlaps an input other than element for element.
+        # as the frameworks do), the other byte order (NumPy writes '>f4' outputs by value), or
+        # overlaps an input other than element for element.
         tmp = backend.empty(target.shape, plan.result)
         run(tmp)
         backend.copyto(target, tmp)
@@ -512,10 +544,19 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _fast_key(x):
-    """The cache key of one argument: its dtype object's id for numpy arrays (the runner keeps
-    the dtype alive, so the id stays unique), its type for Python scalars."""
+    """The cache key of one argument: the dtype of a numpy array, the type of anything else.
+
+    Keyed by the dtype's value, not its identity: arrays that arrive through pickle
+    (multiprocessing, joblib, DataLoader) or carry dtype metadata bring a new dtype object each
+    time, equal to the last one; each must find the same runner, not add an entry that keeps its
+    dtype alive. (Hashing a dtype costs what id() does.)"""
     t = type(x)
-    return id(x.dtype) if t is _ndarray else t
+    return x.dtype if t is _ndarray else t
+
+
+# The runners are few (one per op, policy and argument dtypes or types); the limit only bounds
+# what unusual dtypes (structured, datetime, ...) could add to a long-running process.
+_FAST_CACHE_LIMIT = 4096
 
 
 def _make_runner(op, args, policy):
@@ -554,11 +595,23 @@ def _make_runner(op, args, policy):
     converters = [(_converter(plan.inputs[i], _fold_target(plan, i)) if f else None)
                   for i, f in enumerate(plan.folded)]
     runner = make(plan, converters)
+    if runner is not None and len(args) != 2:
+        runner = _arrays_with_dimensions(runner)
     if runner is not None and bounds:
         runner = _within(bounds, runner, len(args))
-    if runner is not None:
-        runner.keep_alive = [x.dtype for x in args if type(x) is _ndarray]
     return runner
+
+
+def _arrays_with_dimensions(runner):
+    """``runner`` for calls whose arrays all have dimensions; None (the full path, which folds them)
+    for a 0-d array. The key of a call is its dtypes, not its ranks: where(cond[n], 1, 2) and
+    where(cond[], 1, 2) share one, and the generic runner cannot take a 0-d array."""
+    def run(*args):
+        for x in args:
+            if type(x) is _ndarray and not x.ndim:
+                return None
+        return runner(*args)
+    return run
 
 
 def _merged(bounds):
@@ -590,6 +643,12 @@ def _within(bounds, runner, arity):
 _MISS = object()
 
 
+def _remember(cache, key, runner):
+    if len(cache) >= _FAST_CACHE_LIMIT:
+        cache.clear()
+    cache[key] = runner
+
+
 def make_op(name: str):
     """The public function for op ``name`` (an OPS name; aliases get the same function)."""
     op = OPS.get(name) or UNARY_OPS[name]
@@ -606,13 +665,13 @@ def make_op(name: str):
         def fn(a, b, /, *, policy=None, out=None):
             if out is None:
                 # _fast_key, inlined: this line is most of the per-call overhead
-                key = (policy or current(), id(a.dtype) if type(a) is _ndarray else type(a),
-                       id(b.dtype) if type(b) is _ndarray else type(b))
+                key = (policy or current(), a.dtype if type(a) is _ndarray else type(a),
+                       b.dtype if type(b) is _ndarray else type(b))
                 runner = get(key, _MISS)
                 if runner is _MISS:
                     runner = _make_runner(name, (a, b), key[0])
                     if runner is not _MISS:
-                        cache[key] = runner
+                        _remember(cache, key, runner)
                 if runner is not None and runner is not _MISS:
                     res = runner(a, b)
                     if res is not None:
@@ -628,7 +687,7 @@ def make_op(name: str):
                 if runner is _MISS:
                     runner = _make_runner(name, (cond, a, b), key[0])
                     if runner is not _MISS:
-                        cache[key] = runner
+                        _remember(cache, key, runner)
                 if runner is not None and runner is not _MISS:
                     res = runner(cond, a, b)
                     if res is not None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import dtypes as D
-from .errors import PromotionError, describe_operand, overflow
+from .errors import PromotionError, check_integer_divisor, describe_operand, overflow
 from .ops import Op, op_named
 from .policies import INT_BOUNDS, get_policy
 
@@ -775,9 +775,9 @@ def _check_values(pol, plan, operands, trace):
                 raise ValueError(f"policy {pol.name!r}: {plan.op}({plan.compute.name}, {o.value}) is only defined "
                                  f"for a second operand >= 0 in {pol.framework}"
                                  + ("; use a float base, e.g. x.astype('float64')" if plan.op == "power" else ""))
-            if plan.op in _DIVISIONS and plan.int_division == "raise" and _wrap(o.value, plan.compute) == 0:
-                raise ZeroDivisionError(f"policy {pol.name!r}: integer {plan.op} by {o.value}, which is 0 as "
-                                        f"{plan.compute.name}; {pol.framework} raises ZeroDivisionError")
+            if plan.op in _DIVISIONS and plan.int_division == "raise":
+                check_integer_divisor(pol.name, pol.framework, plan.op, plan.compute.name,
+                                      _wrap(o.value, plan.compute) == 0, o.value)
     return plan
 
 

@@ -235,10 +235,11 @@ GP_DEV float gp_logaddexp_f32(float x, float y) {
 // ---- nextafter on a narrow result -----------------------------------------------------------------
 // The step is one ulp of the narrow result type, not of the float32 compute type (NumPy's
 // npy_half_nextafter, ml_dtypes' nextafter): step the narrow bit pattern of a toward b. a and b
-// are the float32 values of the operands; the result is widened back (exact) and stored.
+// are the float32 values of the operands; the result is widened back (exact) and stored. A NaN
+// operand gives the positive quiet NaN (npy_half_nextafter's NPY_HALF_NAN; ml_dtypes and JAX alike).
 #define GP_NARROW_NEXTAFTER(CODE, BITS_T, SIGN)                                              \
   GP_DEV float gp_nextafter_##CODE(float a, float b) {                                     \
-    if (gp_isnan_f(a) || gp_isnan_f(b)) return a + b;                                      \
+    if (gp_isnan_f(a) || gp_isnan_f(b)) return gp_detail::qnan_<float>();  /* canonical */ \
     if (a == b) return b;                                                                  \
     if (a == 0.0f) return gp_ld_##CODE((BITS_T)(1u | (b < 0.0f ? (SIGN) : 0u)));           \
     const long long bits = (long long)gp_st_##CODE(a);                                     \

@@ -204,16 +204,18 @@ gp_power_c64 = _helper("gp_power_c64", _f32_twin(M.gp_power))
 
 def _narrow_nextafter(code, widen, narrow, storage):
     sign = 0x80 if storage is np.uint8 else 0x8000
+    nan = np.float32(np.nan)
 
     def typer(a, b):
         """Step a's narrow bit pattern by one toward b (NumPy's npy_half_nextafter, ml_dtypes'
-        nextafter); a and b are exact narrow values carried in float32."""
+        nextafter); a and b are exact narrow values carried in float32. A NaN operand gives their
+        canonical NaN, positive whatever the operands' signs."""
         if a != types.float32 or b != types.float32:
             return None
 
         def impl(a, b):
             if (a != a) | (b != b):
-                return a + b
+                return nan
             if a == b:
                 return b
             if a == 0:

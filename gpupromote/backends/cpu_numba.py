@@ -15,57 +15,29 @@ float16, bfloat16 and float8 arrays as their uint16 / uint8 bit patterns, widene
 output's dtype. Folded scalars are kernel parameters already in the type the IR gives them
 (``dispatch.fold_scalar`` converted them). The generator never sees a plan or a policy.
 
-Caches: in memory per ir.Kernel; on disk by Numba (``cache=True``), which needs a real
-source file, so each module is written once to ``<cache>/kernels/_gpk_<hash of source>.py``
-and imported from there. A later process finds the same file and loads the compiled code
-instead of compiling. ``<cache>`` is ``$GPUPROMOTE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpupromote``
-or ``~/.cache/gpupromote``; ``NUMBA_CACHE_DIR`` defaults to ``<cache>/numba``.
+Caches: in memory per ir.Kernel; on disk by Numba, which needs a real source file, so each
+module is filed once as ``<cache>/numba-<tag>/_gpk_<hash of source>.py`` and Numba's compiled code
+lies beside it. The tag (``_cache_tag()``) covers what else shapes the machine code: the helper
+modules' sources, the package, Python, Numba, llvmlite, NumPy and ml_dtypes versions, and the
+target CPU. ``<cache>`` is ``$GPUPROMOTE_CACHE_DIR``, else a folder per Python environment under
+``$XDG_CACHE_HOME/gpupromote`` (``~/.cache/gpupromote``). Damaged files are dropped and
+recompiled, read-only folders are read (backends/_numba_cache.py).
 """
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import itertools
 import os
 import sys
-import tempfile
+import types as _pytypes
 import weakref
 from pathlib import Path
 
 import numpy as np
 
 
-def _default_cache_root() -> Path:
-    root = os.environ.get("GPUPROMOTE_CACHE_DIR")
-    if root:
-        return Path(root)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "gpupromote"
-
-
-def _writable_dir(path: Path) -> Path:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-        return path
-    except OSError:
-        # why: a read-only home must not make the backend unusable; caching is then per session
-        return Path(tempfile.mkdtemp(prefix="gpupromote-"))
-
-
-CACHE_ROOT = _writable_dir(_default_cache_root())
-KERNEL_DIR = _writable_dir(CACHE_ROOT / "kernels")
-
-# Numba reads NUMBA_CACHE_DIR when it is imported; if it already was, set its config directly.
-if "NUMBA_CACHE_DIR" not in os.environ:
-    os.environ["NUMBA_CACHE_DIR"] = str(CACHE_ROOT / "numba")
-    if "numba" in sys.modules:
-        from numba.core import config as _config
-        if not _config.CACHE_DIR:
-            _config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
-
+from ._disk_cache import drop_damaged, warn_once, write_atomically  # noqa: E402
+from ._numba_cache import CACHE_ROOT, KERNEL_DIR, READ_DIRS, WRITE_DIR, cache_tag, claim_dir  # noqa: E402
 from numba.core import errors as numba_errors  # noqa: E402
 
 from .. import dtypes as D  # noqa: E402
@@ -75,6 +47,14 @@ from . import _numba_elementwise, _numba_math  # noqa: E402,F401  (register the 
 __all__ = ["BACKEND", "source", "kernel_for", "warmup", "common_plans", "CACHE_ROOT", "KERNEL_DIR"]
 
 GENERATOR_VERSION = 3   # part of every generated source: bump it to regenerate all kernels
+
+
+def _cache_tag() -> str:
+    """The digest every cached kernel is filed under (backends/_numba_cache.py): the sources of the
+    helper modules kernels import, the versions of gpupromote, Python, Numba, llvmlite, NumPy and
+    ml_dtypes, and the target CPU. Kernels live in ``CACHE_ROOT / f"numba-{_cache_tag()}"``."""
+    return cache_tag()
+
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -188,12 +168,13 @@ def source(kernel) -> str:
         'Written once by gpupromote.backends.cpu_numba and imported from here so that Numba can cache',
         'the compiled code on disk. Do not edit."""',
         "import numpy as np",
-        "from numba import njit",
+        "from gpupromote.backends._numba_cache import cached_njit",
         "from gpupromote.backends._numba_math import *  # noqa: F401,F403",
         "from gpupromote.backends._numba_elementwise import *  # noqa: F401,F403",
         "",
-        "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError",
-        "_jit = njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
+        "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError. Cached in the",
+        "# tag folder beside this file, where a damaged cache file is dropped, not fatal.",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
         "",
         "",
         "@_jit",
@@ -223,31 +204,53 @@ def kernel_key(plan):
 
 
 def _load_module(src: str):
-    """Import the module for ``src`` from the kernel directory (writing it once)."""
+    """The module for ``src``, executed from the in-memory text and filed as
+    ``<kernel dir>/_gpk_<hash>.py``, the file Numba's disk cache is keyed on (written once,
+    atomically; a copy that differs from ``src`` is damaged and is written again)."""
     name = "_gpk_" + hashlib.sha1(src.encode()).hexdigest()[:24]
     mod = sys.modules.get(name)
     if mod is not None:
         return mod
-    path = KERNEL_DIR / f"{name}.py"
-    if not path.exists():
-        # why: never rewrite an existing file - Numba's disk cache is keyed on its mtime and size.
-        tmp = KERNEL_DIR / f".{name}.{os.getpid()}.tmp"
-        tmp.write_text(src)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass  # another process won the race with the same content
-        finally:
-            tmp.unlink()
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
+    path = _module_file(name, src)
+    claim_dir(path.parent)
+    mod = _pytypes.ModuleType(name)
+    mod.__file__ = str(path)
     sys.modules[name] = mod
     try:
-        spec.loader.exec_module(mod)
+        # why: compiled from `src`, not read back: a damaged file can never become the code that runs
+        exec(compile(src, str(path), "exec"), mod.__dict__)
     except BaseException:
         del sys.modules[name]
         raise
     return mod
+
+
+def _module_file(name: str, src: str) -> Path:
+    """Where the kernel module ``name`` lives: the first folder of READ_DIRS holding an intact copy;
+    else it is written (again) to WRITE_DIR."""
+    for folder in READ_DIRS:
+        path = folder / f"{name}.py"
+        try:
+            with open(path, encoding="utf-8") as f:
+                on_disk = f.read()
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            drop_damaged(path, exc)
+            continue
+        if on_disk == src:
+            return path
+        drop_damaged(path, f"{len(on_disk)} characters where the generated module has {len(src)}, "
+                           "or other text")
+    path = WRITE_DIR / f"{name}.py"
+    if WRITE_DIR != KERNEL_DIR:
+        warn_once(("unwritable", str(KERNEL_DIR)),
+                  f"gpupromote: the kernel cache {KERNEL_DIR} cannot be written; it is read, and new kernels "
+                  f"are cached in {WRITE_DIR}")
+    # a concurrent writer writes the same text, and the rename is atomic: any winner is right
+    if not write_atomically(path, src):
+        raise OSError(f"gpupromote: cannot write the kernel module {path}")
+    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,7 +398,23 @@ def kernel_for(kernel) -> _Compiled:
 # the most memory kept (default 256; 0 turns the pool off).
 
 _POOL_MIN_BYTES = 1 << 22          # 4 MiB: below it, np.empty is cheap (and NumPy caches)
-_POOL_CAP = int(os.environ.get("GPUPROMOTE_CPU_POOL_MB", "256")) << 20
+
+
+def _pool_cap_from_environment() -> int:
+    """GPUPROMOTE_CPU_POOL_MB in bytes (default 256 MiB); a value that is not a whole number >= 0
+    is an error naming the variable, raised by the first op."""
+    text = os.environ.get("GPUPROMOTE_CPU_POOL_MB", "256")
+    try:
+        mib = int(text.strip())
+    except ValueError:
+        mib = -1
+    if mib < 0:
+        raise ValueError(f"GPUPROMOTE_CPU_POOL_MB={text!r} is not a whole number of MiB >= 0: set it to the "
+                         f"most memory the CPU output pool may keep, e.g. 256 (the default), or 0 to turn it off")
+    return mib << 20
+
+
+_POOL_CAP = _pool_cap_from_environment()
 _pool: dict = {}                   # nbytes -> [uint8 buffers]
 _pool_bytes = [0]
 
@@ -417,6 +436,8 @@ _FINALIZER_REFS = _refs_in_finalizer()
 def _give_back(raw):
     if sys.getrefcount(raw) > _FINALIZER_REFS or _pool_bytes[0] + raw.nbytes > _POOL_CAP:
         return
+    if not raw.flags.writeable:
+        return   # why: made read-only through a view's .base: it cannot be an output again
     _pool.setdefault(raw.nbytes, []).append(raw)
     _pool_bytes[0] += raw.nbytes
 
@@ -626,6 +647,9 @@ def warmup(policy: str, progress=None, plans=None) -> int:
 def _cmd_warmup(args) -> int:
     """``python -m gpupromote warmup --policy P``: compile with a progress bar."""
     import time
+
+    from ..policies import get_policy
+    get_policy(args.policy)   # an unknown policy is an error, not "0 kernels ready"
     width, start = 30, time.perf_counter()
 
     def bar(done, total, plan):
@@ -637,5 +661,5 @@ def _cmd_warmup(args) -> int:
     n = warmup(args.policy, progress=bar)
     sys.stderr.write("\n")
     print(f"{n} kernels ready for policy {args.policy!r} in {time.perf_counter() - start:.1f} s "
-          f"(cache: {KERNEL_DIR.parent})")
+          f"(cache: {WRITE_DIR})")
     return 0

@@ -34,8 +34,11 @@ Compilation and caches:
 
 * a kernel is compiled once per (plan, variant) and kept in memory per device;
 * on disk, the cubin is kept under ``$CUPY_CACHE_DIR/gpupromote`` (default
-  ``~/.cupy/kernel_cache/gpupromote``), keyed by the source, the headers' text, the options and the
-  NVRTC version, and loaded with ``cupy.RawModule(path=...)``.
+  ``~/.cupy/kernel_cache/gpupromote``), keyed by the source, the headers' text, the options (the
+  arch among them), the NVRTC, CuPy and gpupromote versions, and loaded with
+  ``cupy.RawModule(path=...)``. A truncated or overwritten file (or one the driver refuses as an
+  image) is dropped with a ``CacheWarning`` and compiled again; a read-only cache folder is read, and
+  new cubins go to one stable writable folder (backends/_disk_cache.py).
 
 Note: kernels are compiled with CuPy's NVRTC binding and loaded from the cubin, not through
 ``cupy.RawModule(code=...)``: CuPy appends ``-ftz=true`` to every NVRTC compile it makes, which
@@ -48,13 +51,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 
 import numpy as np
 
 from .. import dtypes as D
 from . import _cuda_source as S
+from . import _disk_cache
 
 __all__ = ["run", "storage_dtype", "empty", "copyto", "asarray", "available", "precompile",
            "kernel_cache_dir", "clear_memory_cache", "set_launch_config", "BACKEND", "CudaUnavailable"]
@@ -177,9 +180,19 @@ def copyto(dst, src, dst_dtype=None, src_dtype=None):
 # Compiling and caching kernels
 
 def kernel_cache_dir() -> str:
-    """Where compiled cubins are kept: $CUPY_CACHE_DIR/gpupromote (CuPy's default root otherwise)."""
+    """Where compiled cubins are kept: $CUPY_CACHE_DIR/gpupromote (CuPy's default root otherwise).
+    When it cannot be written, it is still read, and new cubins go to ``_disk_cache.fallback_dir``."""
     root = os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
     return os.path.join(root, "gpupromote")
+
+
+def _cache_dirs() -> tuple[tuple, str]:
+    """(the folders cubins are read from, in order; the folder new ones are written to)."""
+    primary = kernel_cache_dir()
+    if _disk_cache.writable(primary):
+        return (primary,), primary
+    fallback = str(_disk_cache.fallback_dir("cuda"))
+    return (primary, fallback), fallback
 
 
 _headers_digest = None
@@ -242,11 +255,14 @@ def _compile_options(device_id: int, any_complex: bool) -> tuple:
 
 
 def _cache_key(source: str, options: tuple) -> str:
+    """Everything that shapes the binary: the source, the text of the headers it includes (ours;
+    CuPy's through CuPy's version), the NVRTC version, the options (the -arch among them) and the
+    package version."""
     from cupy_backends.cuda.libs import nvrtc
     h = hashlib.sha256()
     portable = [o for o in options if not o.startswith("-I")]  # why: paths differ between machines
-    parts = [f"gpupromote-cuda-{CACHE_VERSION}", repr(nvrtc.getVersion()), _cupy().__version__,
-             _headers_hash(), " ".join(portable), source]
+    parts = [f"gpupromote-cuda-{CACHE_VERSION}", _disk_cache.package_version(), repr(nvrtc.getVersion()),
+             _cupy().__version__, _headers_hash(), " ".join(portable), source]
     for p in parts:
         h.update(p.encode())
         h.update(b"\0")
@@ -254,41 +270,92 @@ def _cache_key(source: str, options: tuple) -> str:
 
 
 def _write_atomically(path: str, data: bytes) -> bool:
+    return _disk_cache.write_atomically(path, data)
+
+
+# CUDA driver statuses that say a file is no loadable image (damaged, or built for something
+# else): INVALID_IMAGE, NO_BINARY_FOR_GPU, INVALID_PTX, UNSUPPORTED_PTX_VERSION, INVALID_SOURCE,
+# FILE_NOT_FOUND.
+_BAD_IMAGE_STATUSES = {200, 209, 218, 222, 300, 301}
+
+
+def _intact(data: bytes, ext: str) -> str | None:
+    """None when ``data`` looks like a whole cubin (ELF) or PTX file, else what is wrong with it:
+    a truncated or overwritten file is compiled again, never handed to the driver."""
+    if ext == ".ptx":
+        text = data.rstrip(b"\0").decode("ascii", errors="replace")
+        if ".version" not in text or ".target" not in text:
+            return "no .version / .target directive"
+        if text.count("{") != text.count("}") or not text.rstrip().endswith("}"):
+            return "it ends before its last function does (truncated)"
+        return None
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return f"not a 64-bit little-endian ELF file ({len(data)} bytes)"
+    field = lambda at, size: int.from_bytes(data[at:at + size], "little")  # noqa: E731
+    # Note: one byte of slack: CuPy's nvrtc.getCUBIN drops a cubin's final byte (a NUL, as if the
+    # ELF were a C string); the driver loads such files, and a cut of one more byte is caught.
+    end = len(data) + 1
+    phoff, shoff = field(0x20, 8), field(0x28, 8)
+    phentsize, phnum, shentsize, shnum = field(0x36, 2), field(0x38, 2), field(0x3A, 2), field(0x3C, 2)
+    if phoff + phentsize * phnum > end or shoff + shentsize * shnum > end or shentsize < 0x28:
+        return f"its header tables end past the end of the file ({len(data)} bytes: truncated)"
+    for i in range(shnum):
+        entry = shoff + i * shentsize
+        kind, offset, size = field(entry + 4, 4), field(entry + 0x18, 8), field(entry + 0x20, 8)
+        if kind != 8 and offset + size > end:   # 8 is SHT_NOBITS: no bytes in the file
+            return f"section {i} ends past the end of the file ({len(data)} bytes: truncated)"
+    return None
+
+
+def _load_cached(cp, path: str, ext: str, device_id: int):
+    """The module in ``path``, loaded on ``device_id``; None when there is none, or when it is
+    damaged (it is then dropped, with one CacheWarning naming it)."""
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)  # why: readers in other processes never see half a file
-        return True
-    except OSError:
-        return False
-
-
-_scratch_dir = None
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _disk_cache.drop_damaged(path, exc)
+        return None
+    problem = _intact(data, ext)
+    if problem is not None:
+        _disk_cache.drop_damaged(path, problem)
+        return None
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(path=path)
+        try:
+            module.compile()   # why: load it now, so that a file the driver refuses is caught here
+        except cp.cuda.driver.CUDADriverError as exc:
+            if getattr(exc, "status", None) not in _BAD_IMAGE_STATUSES:
+                raise
+            _disk_cache.drop_damaged(path, exc)
+            return None
+    return module
 
 
 def load_module(source: str, any_complex: bool, device_id: int):
     """A cupy.RawModule for ``source``: from the disk cache, else compiled and stored there.
     Returns (module, how) with how in ("memory", "disk", "compiled") for the benchmark."""
-    global _scratch_dir
     cp = _cupy()
     options = _compile_options(device_id, any_complex)
     key = _cache_key(source, options)
     ext = ".cubin" if any(o.startswith("-arch=sm_") for o in options) else ".ptx"
-    path = os.path.join(kernel_cache_dir(), key + ext)
-    how = "disk"
-    if not os.path.isfile(path):
-        binary = _nvrtc_compile(source, options, f"gp_{key[:16]}.cu")
-        how = "compiled"
-        if not _write_atomically(path, binary):  # read-only cache dir: a private scratch folder
-            if _scratch_dir is None:
-                _scratch_dir = tempfile.mkdtemp(prefix="gpupromote-cubin-")
-            path = os.path.join(_scratch_dir, key + ext)
-            with open(path, "wb") as f:
-                f.write(binary)
+    read_dirs, write_dir = _cache_dirs()
+    for folder in read_dirs:
+        module = _load_cached(cp, os.path.join(folder, key + ext), ext, device_id)
+        if module is not None:
+            return module, "disk"
+    binary = _nvrtc_compile(source, options, f"gp_{key[:16]}.cu")
+    path = os.path.join(write_dir, key + ext)
+    if write_dir != read_dirs[0]:
+        _disk_cache.warn_once(("unwritable", read_dirs[0]),
+                              f"gpupromote: the CUDA kernel cache {read_dirs[0]} cannot be written; it is read, "
+                              f"and new kernels are cached in {write_dir}")
+    if not _write_atomically(path, binary):
+        raise OSError(f"gpupromote: cannot write the compiled kernel to {path}")
     with cp.cuda.Device(device_id):
-        return cp.RawModule(path=path), how
+        return cp.RawModule(path=path), "compiled"
 
 
 _lock = threading.RLock()
