@@ -11,7 +11,7 @@ ORACLE := $(VENV)/.gp-oracle-installed
 $(STAMP): pyproject.toml setup.py gpupromote/_fastpath.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,nvrtc,cuda,plot]"
+	$(PY) -m pip install -q -e ".[test,nvrtc,cuda,plot,dask]"
 	touch $(STAMP)
 
 # The real frameworks for the `oracle` value tests (CPU builds; torch 2.13.0 is the pinned CPU wheel).

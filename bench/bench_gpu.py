@@ -15,7 +15,9 @@ What is measured, all in one run on the same data:
   pick the defaults (GP_CUDA_BLOCK, GP_CUDA_WAVES);
 * host dispatch on a kernel-cache hit (CPU time per call, small arrays): gp.add through the
   dispatcher, the backend's run() alone, its fast_runner, and cupy.add beside them;
-* cold NVRTC compile per kernel (empty cache directory) and a warm load from the disk cache.
+* cold NVRTC compile per kernel (empty cache directory) and a warm load from the disk cache;
+* gp.fuse: ``a*b + c*d - e`` (float32, float16) against eager CuPy, cupy.fuse and torch.compile
+  where it runs (issue 9: >= 3x eager CuPy).
 
 With GP_BENCH_RESULTS=path.md the tables, the acceptance checks of issue 4 and the device, driver,
 date and command are written there (and the raw numbers to path.json). GP_BENCH_STRICT=1 makes a
@@ -64,7 +66,7 @@ except Exception:  # torch is optional: its columns are left empty
 
 SIZES = [int(s) for s in os.environ.get("GP_BENCH_SIZES", f"{2**26},{2**28}").split(",")]
 REPEAT = int(os.environ.get("GP_BENCH_REPEAT", "30"))
-RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "checks": []}
+RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "fuse": [], "checks": []}
 
 
 def _median_gpu_ms(fn, args=(), n_repeat=REPEAT):
@@ -183,7 +185,14 @@ def _markdown(meta):
     lines += [f"| {r['call']} | {_fmt(r['us'], 2)} |" for r in RESULTS["dispatch"]]
     lines += ["", "## Compile", "", "| kernel | cold NVRTC + load ms | warm disk load ms |", "|---|---|---|"]
     lines += [f"| {r['kernel']} | {_fmt(r['cold_ms'])} | {_fmt(r['warm_ms'], 2)} |" for r in RESULTS["compile"]]
-    lines += ["", "## Acceptance checks (issue 4)", "", "| check | value | limit | ok |", "|---|---|---|---|"]
+    if RESULTS["fuse"]:
+        lines += ["", "## gp.fuse: a*b + c*d - e (median of CUDA-event timings)", "",
+                  "| dtype | N | gp.fuse ms | eager cupy ms | cupy.fuse ms | torch.compile ms | vs eager cupy | vs cupy.fuse |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['dtype']} | 2^{int(np.log2(r['n']))} | {_fmt(r['gp_ms'], 3)} | {_fmt(r['cupy_ms'], 3)} | "
+                  f"{_fmt(r['cupy_fuse_ms'], 3)} | {_fmt(r['torch_compile_ms'], 3)} | {_fmt(r['vs_cupy'], 2)}x | "
+                  f"{_fmt(r['vs_cupy_fuse'], 2)}x |" for r in RESULTS["fuse"]]
+    lines += ["", "## Acceptance checks (issues 4 and 9)", "", "| check | value | limit | ok |", "|---|---|---|---|"]
     lines += [f"| {c['check']} | {_fmt(c['value'], 2)}{c['unit']} | {c['limit']}{c['unit']} | "
               f"{'yes' if c['ok'] else '**no**'} |" for c in RESULTS["checks"]]
     return "\n".join(lines) + "\n"
@@ -336,3 +345,35 @@ def test_compile_times():
     _check("cold NVRTC per kernel (add f16+f32)", cold_main, 150, cold_main <= 150, " ms")
     _check("warm load from the disk cache (worst kernel)", warm_main, 5, warm_main <= 5, " ms")
     _strict([m for m, bad in [("cold compile", cold_main > 150), ("warm load", warm_main > 5)] if bad])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_fused_chain(dtype):
+    """gp.fuse: five inputs, four ops, one kernel; eager CuPy runs four kernels with three temporaries."""
+    n = SIZES[0]
+    xs = [_make("float32", n, k).astype(dtype) for k in range(5)]
+    chain = gp.fuse(lambda a, b, c, d, e: a * b + c * d - e, policy="numpy")
+    got = chain(*xs)
+    want = xs[0] * xs[1] + xs[2] * xs[3] - xs[4]
+    assert got.dtype == want.dtype
+    gp_ms = _median_gpu_ms(lambda: chain(*xs))
+    cupy_ms = _median_gpu_ms(lambda: xs[0] * xs[1] + xs[2] * xs[3] - xs[4])
+    cfused = cp.fuse(lambda a, b, c, d, e: a * b + c * d - e)
+    cupy_fuse_ms = _median_gpu_ms(lambda: cfused(*xs))
+    torch_ms = None
+    if torch is not None:
+        try:
+            txs = [_torch_view(x) for x in xs]
+            compiled = torch.compile(lambda a, b, c, d, e: a * b + c * d - e)
+            compiled(*txs)
+            torch_ms = _median_gpu_ms(lambda: compiled(*txs))
+        except Exception as exc:  # no Triton / no compiler on the machine: the column stays empty
+            print(f"\ntorch.compile unavailable: {type(exc).__name__}: {str(exc)[:200]}")
+    row = {"dtype": dtype, "n": n, "gp_ms": gp_ms, "cupy_ms": cupy_ms, "cupy_fuse_ms": cupy_fuse_ms,
+           "torch_compile_ms": torch_ms, "vs_cupy": cupy_ms / gp_ms, "vs_cupy_fuse": cupy_fuse_ms / gp_ms,
+           "bit_equal_to_eager_cupy": bool(cp.array_equal(got.view(cp.uint8), want.view(cp.uint8)))}
+    RESULTS["fuse"].append(row)
+    print(f"\nfuse {dtype}: gp {gp_ms:.3f} ms, eager cupy {cupy_ms:.3f} ms, cupy.fuse {cupy_fuse_ms:.3f} ms, "
+          f"torch.compile {_fmt(torch_ms, 3)} ms")
+    _check(f"fuse {dtype}: speedup over eager cupy", row["vs_cupy"], 3.0, row["vs_cupy"] >= 3.0, "x")
+    _strict([] if row["vs_cupy"] >= 3.0 else [f"fuse {dtype}: {row['vs_cupy']:.2f}x eager cupy < 3x"])

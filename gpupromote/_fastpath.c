@@ -3,7 +3,8 @@
  * gpupromote/api.py owns every decision: it resolves plans, fills the plan cache and keeps the
  * pure-Python result_type.  This module only repeats that function's first three steps in C,
  * because on a hit they are all there is to do:
- *   1. the key (policy, op, *key(a), *key(b)), two fields per operand, as api._operand_key builds it;
+ *   1. the key (policy, op, *key(a), *key(b)), two fields per operand, as api._operand_key builds it
+ *      (op is a name, or None: promotion alone, which promote_types asks for);
  *   2. one lookup in api._plans, whose values are (plan, bounds, result dtype), or in a memo of
  *      the same values keyed by object identity (see MemoEntry), which skips building a tuple;
  *   3. the bounds the policy holds Python ints to ((position, lo, hi) triples).
@@ -222,8 +223,8 @@ result_type(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kw
             }
         }
     }
-    if (!PyUnicode_CheckExact(op) || same_name(op, str_where)) {
-        goto slow;  /* where(x, y) gains its condition in Python */
+    if (op != Py_None && (!PyUnicode_CheckExact(op) || same_name(op, str_where))) {
+        goto slow;  /* where(x, y) gains its condition in Python; op=None is promotion alone */
     }
 
     PyObject *key[6], *owned[2] = {NULL, NULL}, *answer = NULL;

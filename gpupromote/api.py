@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from . import dtypes as D
+from . import interop
 from .policies import get_policy, policy_names
 from .resolve import Operand, explain_resolution, int_bounds, resolve
 
@@ -47,11 +48,14 @@ _SPEC_KEYS: dict = {}
 
 
 class Spec:
-    """An abstract array: a dtype and a number of dimensions, no data (like a meta tensor)."""
-    __slots__ = ("dtype", "ndim", "device", "_key")
+    """An abstract array: a dtype and a number of dimensions, no data (like a meta tensor);
+    ``weak=True``: a weakly typed array (a JAX weak type, a TensorFlow WeakTensor), which the
+    policies of frameworks that have them promote as they do, and the others refuse."""
+    __slots__ = ("dtype", "ndim", "device", "weak", "_key")
 
-    def __init__(self, dtype, ndim=1, device="cpu"):
-        for name, value in (("dtype", D.dtype(dtype)), ("ndim", int(ndim)), ("device", device)):
+    def __init__(self, dtype, ndim=1, device="cpu", weak=False):
+        for name, value in (("dtype", D.dtype(dtype)), ("ndim", int(ndim)), ("device", device),
+                            ("weak", bool(weak))):
             object.__setattr__(self, name, value)
         signature = describe(self).signature()
         # why: its plan-cache key, built once and shared by equal specs, so that _fastpath.c can
@@ -63,11 +67,13 @@ class Spec:
                              f"make another: gp.spec({self.dtype.name!r}, ndim=...)")
 
     def __repr__(self):
-        return f"gp.spec({self.dtype.name!r}, ndim={self.ndim})"
+        return f"gp.spec({self.dtype.name!r}, ndim={self.ndim}{', weak=True' if self.weak else ''})"
 
 
-def spec(dtype, ndim=1, device="cpu") -> Spec:
-    return Spec(dtype, ndim, device)
+def spec(dtype, ndim=1, device="cpu", weak=False) -> Spec:
+    """An abstract array of ``dtype`` with ``ndim`` dimensions (0: a 0-d array); ``weak=True`` for
+    a weakly typed one (JAX, TensorFlow)."""
+    return Spec(dtype, ndim, device, weak)
 
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -81,14 +87,23 @@ def describe(x) -> Operand:
         return Operand(None, "scalar", x)
     if t is np.ndarray:
         return Operand(D.dtype(x.dtype), "zero-dim" if x.ndim == 0 else "array")
+    if x is None:
+        # why: np.dtype(None) is float64, and None is never meant as that
+        raise TypeError("cannot use None as an operand: pass an array, gp.spec(...), a dtype or a Python "
+                        "bool/int/float/complex")
     if t is Spec:
-        return Operand(x.dtype, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu")
+        return Operand(x.dtype, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu", x.weak)
+    if t is D.DType:  # a dtype: a strong array of it
+        return Operand(x, "array")
     if isinstance(x, np.generic):  # numpy scalars behave as 0-d arrays
         return Operand(D.dtype(x.dtype), "zero-dim")
     logical = getattr(x, "_gp_dtype", None)  # gp.Array
     if logical is not None:
         return Operand(logical, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu")
-    if hasattr(x, "dtype") and hasattr(x, "ndim") and not isinstance(x, type):
+    if interop.is_foreign(x):  # torch, JAX, ...: where the data lives says whether it is on the host
+        dtype, ndim, host = interop.describe(x)
+        return Operand(dtype, "zero-dim" if ndim == 0 else "array", None, host)
+    if hasattr(x, "dtype") and hasattr(x, "ndim") and not isinstance(x, type):  # CuPy arrays
         host = type(x).__module__.split(".")[0] not in ("cupy",) and str(getattr(x, "device", "cpu")) == "cpu"
         return Operand(D.dtype(x.dtype), "zero-dim" if x.ndim == 0 else "array", None, host)
     if isinstance(x, _PY_SCALARS):  # bool / int subclasses (np.bool_ is not one)
@@ -169,7 +184,9 @@ def plan_for(op, operands, policy=None):
             cached = resolve(key[0], op, in_range)
         except (TypeError, ValueError, ArithmeticError):
             return plan  # no value of this key passes: nothing worth caching
-        _plans[key] = (cached, int_bounds(cached, described), cached.result)
+        bounds = int_bounds(cached, described)
+        if bounds is not None:  # None: the scalars' values cannot be bounded, so each call resolves
+            _plans[key] = (cached, bounds, cached.result)
         return plan
     return resolve(key[0], op, described)
 
@@ -185,7 +202,10 @@ def cached_plan(op, operands, policy=None):
 
 def _py_result_type(*operands, op="add", policy=None) -> D.DType:
     """The result dtype of ``op`` on ``operands`` under ``policy`` (default: the current policy).
-    For ``op="where"`` pass (x, y) or (cond, x, y)."""
+    For ``op="where"`` pass (x, y) or (cond, x, y). More than two operands: their promotion
+    together, where the framework promotes any number (np.result_type, jnp.result_type, ...; a
+    TypeError where it does not), then the op's rule. ``op=None``: the policy's promotion alone,
+    as the framework's result_type function gives it (no op's kind, kernels or value checks)."""
     if len(operands) == 2 and op != "where":
         # The hot path, inlined: _operand_key of both operands, then one dict lookup.
         a, b = operands
@@ -229,17 +249,28 @@ result_type = _compiled_result_type()
 
 
 def promote_types(a, b, policy=None) -> D.DType:
-    """Pairwise promotion of two strong dtypes (arrays with dimensions) under ``policy``."""
-    return result_type(D.dtype(a), D.dtype(b), op="add", policy=policy)
+    """Promotion of two dtypes (strong arrays with dimensions) by the policy's own promotion
+    table, whatever the op: np.promote_types, torch.promote_types, jnp.promote_types, the Array
+    API's result_type, TensorFlow's flexible_dtypes.result_type, Paddle's promoteTypes."""
+    return result_type(D.dtype(a), D.dtype(b), op="promote_types", policy=policy)
 
 
-def explain(*operands, op="add", policy=None) -> str:
-    """A human-readable account of the rules that fired for ``op`` on ``operands``."""
+def explain(*operands, op="add", policy=None, out=None) -> str:
+    """A human-readable account of the rules that fired for ``op`` on ``operands`` (the resolver's
+    own steps, traced: it ends as gp.result_type ends); for a gp.fuse function and its arguments,
+    ``explain(f, *args)``, the same for every step of the chain. ``out``: an array (or gp.spec)
+    the result is stored into; one of ``operands`` (by identity) for an in-place op, whose rule
+    differs by framework."""
+    if operands and hasattr(operands[0], "_traces") and callable(operands[0]):
+        return operands[0].explain(*operands[1:], policy=policy)
     if op == "where" and len(operands) == 2:
         operands = (True,) + operands
     name = policy or _current.get()
-    trace, outcome = explain_resolution(name, op, [describe(x) for x in operands])
-    lines = [f"{op}({', '.join(_show(x) for x in operands)}) under policy {name!r}:"]
+    store = None
+    if out is not None:
+        store = (describe(out).dtype, any(out is x for x in operands))
+    trace, outcome = explain_resolution(name, op, [describe(x) for x in operands], store)
+    lines = [f"{op or 'result_type'}({', '.join(_show(x) for x in operands)}) under policy {name!r}:"]
     lines += [f"  - {line}" for line in trace]
     if not isinstance(outcome, Exception):
         lines.append(f"  => {outcome.result.name}" + (" (weakly typed)" if outcome.weak else ""))

@@ -7,15 +7,21 @@ is a DType; it only differs from the storage's own dtype where a device has no n
 Operators (+ - * / // % ** == != < <= > >= & | ^ << >>, reflected and in-place) run the ops of
 gpupromote under the *current* policy (gp.set_policy / gp.use_policy), not the policy active when
 the array was made: an Array is data, the policy is how a computation promotes. In-place
-operators write into self with the policy's cast rule for outputs (NumPy: 'same_kind', so
-``x += 1.5`` on an int8 Array raises like NumPy's UFuncTypeError; PyTorch: canCast).
+operators follow the policy's in-place rule (resolve.STORE_RULES): NumPy writes into self with
+'same_kind' casting (``x += 1.5`` on an int8 Array raises like NumPy's UFuncTypeError), PyTorch
+with canCast; TensorFlow's assign_add and the Array API keep self's dtype or refuse; Paddle
+casts self to the result dtype first, so self takes the result's dtype; JAX arrays are
+immutable, so ``x += y`` binds x to a new Array (x + y), leaving other references alone.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import dtypes as D
+from . import interop
+from .api import _current
 from .dispatch import OP_FUNCTIONS, call
+from .policies import get_policy
 
 __all__ = ["Array", "asarray"]
 
@@ -30,7 +36,7 @@ def _device_of(storage) -> str:
 
 def _is_operand(x) -> bool:
     return (isinstance(x, (Array, np.ndarray, np.generic, *_SCALARS))
-            or hasattr(x, "__cuda_array_interface__"))
+            or hasattr(x, "__cuda_array_interface__") or interop.is_foreign(x))
 
 
 class Array:
@@ -126,21 +132,19 @@ class Array:
         return f"gp.Array({body}, dtype={self._gp_dtype.name}, device={self._device!r})"
 
     # --- unary --------------------------------------------------------------------------------
+    # Kernels of the current policy, as the binary operators: on narrow storage (float8, bfloat16
+    # as bits) the storage's own operator would act on bit patterns.
     def __neg__(self):
-        if self._gp_dtype.kind == "b":
-            raise TypeError("negating a bool Array is not supported: use gp.logical_xor(x, True) or ~x")
-        return Array(-self._storage, self._gp_dtype, self._device)
+        return OP_FUNCTIONS["negative"](self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return Array(abs(self._storage), self._gp_dtype, self._device)
+        return OP_FUNCTIONS["absolute"](self)
 
     def __invert__(self):
-        if self._gp_dtype.kind not in "bui":
-            raise TypeError(f"~ is defined for bool and integer Arrays, not {self._gp_dtype.name}")
-        return Array(~self._storage, self._gp_dtype, self._device)
+        return OP_FUNCTIONS["invert"](self)
 
 
 def _binary(op):
@@ -155,6 +159,16 @@ def _binary(op):
     def inplace(self, other):
         if not _is_operand(other):
             return NotImplemented
+        rule = get_policy(_current.get()).inplace_rule
+        if rule == "rebind":     # JAX: x += y is x = x + y
+            return fn(self, other)
+        if rule == "retype":     # Paddle: x is cast to the result dtype, then updated in place
+            result = fn(self, other)
+            if result.shape != self.shape:
+                raise ValueError(f"{op}: the in-place result has shape {result.shape}, not the target's "
+                                 f"{self.shape} (an in-place op cannot broadcast its target)")
+            self._storage, self._gp_dtype = result._storage, result._gp_dtype
+            return self
         call(op, (self, other), None, out=self)
         return self
     return forward, reflected, inplace

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
+import os
 import re
 import sys
+import tokenize
 
 from . import dtypes as D
+from .ops import op_named
 
 _OPERATORS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide", "//": "floor_divide",
               "%": "remainder", "**": "power", "==": "equal", "!=": "not_equal", "<": "less",
@@ -15,7 +19,17 @@ _OPERATORS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide", 
 
 
 def _kinds(text):
-    return tuple(k.strip() for k in text.split(",") if k.strip())
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in ("t", "z", "s")]
+    if bad or not kinds:
+        raise ValueError(f"--kinds {text!r}: use a comma-separated list of t (arrays), z (0-d arrays), "
+                         f"s (Python scalars)")
+    return kinds
+
+
+def _op(name):
+    """The op's NumPy name (aliases accepted); an unknown name is an error, not a grid of refusals."""
+    return op_named(name).name
 
 
 def _write_picture(args, figure_fn, *fn_args):
@@ -26,7 +40,7 @@ def _write_picture(args, figure_fn, *fn_args):
 
 def _cmd_table(args):
     from .tables import grid
-    g = grid(args.policy, args.op, _kinds(args.kinds))
+    g = grid(args.policy, _op(args.op), _kinds(args.kinds))
     print(g.markdown() if args.markdown else g.text())
     if args.png or args.svg:
         from . import plots
@@ -35,7 +49,7 @@ def _cmd_table(args):
 
 def _cmd_diff(args):
     from .tables import diff_cells
-    ga, gb, cells = diff_cells(args.a, args.b, args.op, _kinds(args.kinds))
+    ga, gb, cells = diff_cells(args.a, args.b, _op(args.op), _kinds(args.kinds))
     if args.markdown:
         print(f"| | | `{args.a}` | `{args.b}` |\n|---|---|---|---|")
         print("\n".join(f"| `{r}` | `{c}` | {x} | {y} |" for r, c, x, y in cells))
@@ -49,7 +63,7 @@ def _cmd_diff(args):
 
 def _cmd_audit(args):
     from .tables import audit
-    report = audit(args.policy, args.op)
+    report = audit(args.policy, _op(args.op))
     name = lambda d: d.name if d is not None else "refused"  # noqa: E731
     print(f"audit of {args.policy} ({args.op}, arrays with dimensions)")
     print(f"non-commutative cells: {len(report['non_commutative'])}")
@@ -82,21 +96,53 @@ def parse_operand(text):
         return spec(D.dtype(m["dtype"]), ndim=ndim)
     try:
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        raise SystemExit(f"cannot read operand {text!r}: write int32[3], int64[] or a Python literal")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        value = None
+    if type(value) not in (bool, int, float, complex):
+        raise ValueError(f"cannot read operand {text!r}: write int32[3], int64[] or a Python bool/int/float/complex")
     return value
 
 
+def _operator_positions(text):
+    """(start, end, symbol) of each operator outside brackets that stands between two operands
+    (not a sign: the token before it ends an operand)."""
+    positions, depth, previous = [], 0, None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError) as exc:
+        raise ValueError(f"cannot read {text!r}: {exc}") from None
+    for tok in tokens:
+        if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if tok.string in "([{":
+            depth += 1
+        elif tok.string in ")]}":
+            depth -= 1
+        elif depth == 0 and tok.string in _OPERATORS and previous is not None and \
+                (previous.type in (tokenize.NAME, tokenize.NUMBER) or previous.string in ")]}"):
+            positions.append((tok.start[1], tok.end[1], tok.string))
+        previous = tok
+    return positions
+
+
 def parse_expression(text):
-    """'int32[3] + 5.5' -> ('add', operands); 'where(bool[3], int8[3], 1.5)' -> ('where', ...)."""
+    """'int32[3] + 5.5' -> ('add', operands); 'where(bool[3], int8[3], 1.5)' -> ('where', ...).
+    Spaces are optional ('int32[3]+5.5'); a complex scalar may be written 1+2j."""
+    text = " ".join(text.split())
     m = re.match(r"^\s*(\w+)\s*\((.*)\)\s*$", text)
     if m and not _OPERAND.match(text.strip()):
-        return m[1], [parse_operand(p) for p in _split_args(m[2])]
-    for sym in sorted(_OPERATORS, key=len, reverse=True):
-        parts = re.split(rf"\s{re.escape(sym)}\s", f" {text} ", maxsplit=1)
-        if len(parts) == 2:
-            return _OPERATORS[sym], [parse_operand(parts[0]), parse_operand(parts[1])]
-    raise SystemExit(f"cannot read {text!r}: write e.g. 'int32[3] + 5.5' or 'arctan2(int8[3], uint8[])'")
+        return op_named(m[1]).name, [parse_operand(p) for p in _split_args(m[2])]
+    problem = None
+    # The first split whose two sides both read as operands: 'int32[3] + 1+2j' splits at the first
+    # '+', '1+2j + int8[3]' at the second.
+    for start, end, sym in _operator_positions(text):
+        try:
+            return _OPERATORS[sym], [parse_operand(text[:start]), parse_operand(text[end:])]
+        except (ValueError, TypeError) as exc:
+            problem = problem or exc
+    if problem is not None:
+        raise ValueError(f"cannot read {text!r}: {problem}")
+    raise ValueError(f"cannot read {text!r}: write e.g. 'int32[3] + 5.5' or 'arctan2(int8[3], uint8[])'")
 
 
 def _split_args(text):
@@ -112,9 +158,17 @@ def _split_args(text):
 
 
 def _cmd_explain(args):
-    from .api import explain
-    op, operands = parse_expression(args.expression)
+    """Print which rules fire; the exit status is 1 when the op is refused (the account says why)."""
+    from .api import explain, result_type
+    from .policies import get_policy
+    get_policy(args.policy)
+    op, operands = parse_expression(" ".join(args.expression))
     print(explain(*operands, op=op, policy=args.policy))
+    try:
+        result_type(*operands, op=op, policy=args.policy)
+    except (TypeError, ValueError, ArithmeticError):
+        return 1
+    return 0
 
 
 def _add_picture_options(p):
@@ -122,9 +176,17 @@ def _add_picture_options(p):
     p.add_argument("--svg", help="also draw the picture into this SVG file (needs matplotlib)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error reported on one line (status 2) like every other error."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        sys.exit(2)
+
+
 def build_parser():
-    ap = argparse.ArgumentParser(prog="python -m gpupromote", description="dtype promotion rules, side by side")
-    sub = ap.add_subparsers(dest="command", required=True)
+    ap = _Parser(prog="python -m gpupromote", description="dtype promotion rules, side by side")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("table", help="the N x N promotion grid of a policy in 2-char codes")
     p.add_argument("policy")
     p.add_argument("--op", default="add")
@@ -145,7 +207,8 @@ def build_parser():
     _add_picture_options(p)
     p = sub.add_parser("explain", help="which rules fire for an expression")
     p.add_argument("--policy", default="numpy")
-    p.add_argument("expression", help="e.g. 'int32[3] + 5.5' or 'where(bool[3], int8[3], 1.5)'")
+    p.add_argument("expression", nargs="+", help="e.g. 'int32[3] + 5.5' or 'where(bool[3], int8[3], 1.5)' "
+                   "(quoting is optional)")
     for name, (helptext, register) in _EXTRA.items():
         register(sub.add_parser(name, help=helptext))
     return ap
@@ -185,9 +248,25 @@ _COMMANDS = {"table": _cmd_table, "diff": _cmd_diff, "audit": _cmd_audit, "expla
 
 
 def main(argv=None):
+    """Run one command; 0 on success, 1 (with one line on stderr, no traceback) on any error, 2 on a
+    usage error. A closed stdout (``| head``) ends the command quietly."""
     args = build_parser().parse_args(argv)
     func = getattr(args, "func", None) or _COMMANDS[args.command]
-    return func(args) or 0
+    try:
+        status = func(args) or 0
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # why: the reader went away (| head); Python would report the flush at exit once more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - every error ends as one line, never a traceback
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        sys.stderr.write(f"python -m gpupromote {args.command}: error: {message}\n")
+        return 1
 
 
 if __name__ == "__main__":

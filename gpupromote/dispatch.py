@@ -25,21 +25,21 @@ from dataclasses import replace
 import numpy as np
 
 from . import dtypes as D
-from .api import _current, cached_plan, describe
+from . import interop
+from .api import Spec, _current, cached_plan, describe
 from .backends import get_backend
-from .ops import ALIASES, OPS
+from .errors import IntegerDivisionByZero, check_integer_divisor
+from .ops import ALIASES, OPS, UNARY_OPS
 from .policies import get_policy
-from .resolve import resolve
+from .resolve import check_store, resolve
 
 __all__ = ["call", "fold_scalar", "make_op", "OP_FUNCTIONS", "IntegerDivisionByZero"]
 
 _ndarray = np.ndarray
+_ENGINE_ARGS = frozenset({np.ndarray, float, int, bool, complex})  # never foreign: no interop check
 _INT_DIVISION_OPS = ("floor_divide", "remainder", "fmod")
 
 
-class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
-    """Integer division by zero under a policy whose framework raises for it. A ZeroDivisionError,
-    and a RuntimeError as PyTorch raises it ("ZeroDivisionError"), so either except clause works."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,6 +115,23 @@ def _fold_target(plan, i):
     return D.bool if plan.op == "where" and i == 0 else plan.compute
 
 
+def fold_operand(plan, i: int, operand, value):
+    """The by-value kernel parameter of folded operand ``i`` of ``plan``: ``value`` (a Python
+    scalar, a 0-d host array, a numpy scalar; ``operand`` describes it) as the framework turns it
+    into a kernel argument: a 64-bit 0-d array canonicalized first (JAX with x64 off), an int
+    beyond an integer array's range compared exactly, an exact integer exponent folded as an
+    equivalent one that fits, then converted (fold_scalar). The eager call and gp.fuse use it."""
+    canonical = get_policy(plan.policy).canonical
+    if canonical and operand.dtype is not None and operand.dtype.name in canonical:
+        value = _cast_array(np.asarray(value), D.dtype(canonical[operand.dtype.name]), None)
+    if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
+            and plan.promoted.kind in "ui" and operand.category == "scalar" and operand.pykind == "i":
+        value = _exact_comparand(plan, value)
+    if plan.exact_exponent and i == len(plan.folded) - 1:
+        value = _equivalent_exponent(int(value), plan.compute)
+    return fold_scalar(value, plan.inputs[i], _fold_target(plan, i))
+
+
 # ---------------------------------------------------------------------------------------------
 # Operands
 
@@ -137,6 +154,39 @@ def _native(x):
     if isinstance(x, np.ndarray) and not x.dtype.isnative:
         return x.astype(x.dtype.newbyteorder("="))
     return x
+
+
+def _is_dask(x) -> bool:
+    """A dask collection, judged by its type's module so that gpupromote never imports dask
+    itself (gpupromote/dask.py does, when such an operand first comes)."""
+    return type(x).__module__.startswith("dask.")
+
+
+def _check_operand(op, i, x):
+    """Refuse what an op cannot compute on with a message saying what was passed and what to pass
+    (``i`` is the argument's position, None for ``out=``)."""
+    if type(x) is _ndarray or type(x) in _FAST_SCALARS:
+        return
+    where = "out=" if i is None else f"operand {i + 1}"
+    if x is None:
+        raise TypeError(f"{op}: {where} is None; pass an array or a Python bool/int/float/complex")
+    if isinstance(x, np.ma.MaskedArray):
+        # Note: refused rather than kept: a kernel reads every element, the masked-out ones too
+        raise TypeError(f"{op}: {where} is a masked array; gpupromote would compute on its masked-out values "
+                        f"and drop the mask. Use np.ma.{op} for masked semantics, or pass m.filled(value) "
+                        f"or m.data explicitly")
+    if isinstance(x, Spec):
+        raise TypeError(f"{op}: {where} is {x!r}, an abstract array without data: ops compute on arrays, "
+                        f"gp.result_type(...) takes specs")
+    if isinstance(x, (np.dtype, D.DType, str, type)):
+        what = f"the string {x!r}" if isinstance(x, str) else f"the dtype {getattr(x, 'name', None) or x.__name__!r}"
+        raise TypeError(f"{op}: {where} is {what}, not an array: ops compute on arrays, gp.result_type(...) "
+                        f"takes dtypes. Make an array, e.g. np.asarray(value, dtype)")
+    if not (hasattr(x, "dtype") and hasattr(x, "shape")) and not isinstance(x, (bool, int, float, complex)):
+        shown = repr(x)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise TypeError(f"{op}: {where} is not an array (type {type(x).__name__}: {shown}); pass np.asarray(...) "
+                        f"of it, or a Python bool/int/float/complex")
 
 
 def _is_device(x) -> bool:
@@ -163,37 +213,6 @@ def _shape_error(op, shapes, out_shape=None):
 # ---------------------------------------------------------------------------------------------
 # out= rules
 
-def _torch_can_cast(src: D.DType, dst: D.DType) -> bool:
-    """c10::canCast: no complex -> real, no float -> integral, nothing but bool -> bool."""
-    if src.kind == "c" and dst.kind != "c":
-        return False
-    if src.kind == "f" and dst.kind in "bui":
-        return False
-    return not (src.kind != "b" and dst.kind == "b")
-
-
-_SAME_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
-def _same_kind(src: D.DType, dst: D.DType) -> bool:
-    if src.numpy is not None and dst.numpy is not None:
-        return bool(np.can_cast(src.numpy, dst.numpy, "same_kind"))
-    return _SAME_KIND_ORDER[src.kind] <= _SAME_KIND_ORDER[dst.kind]  # complex32
-
-
-def _check_out_cast(plan, out_dtype: D.DType, what="out"):
-    pol = get_policy(plan.policy)
-    if pol.framework == "PyTorch":
-        ok, rule = _torch_can_cast(plan.result, out_dtype), "canCast"
-    else:
-        ok, rule = _same_kind(plan.result, out_dtype), "'same_kind' casting"
-    if not ok:
-        raise TypeError(
-            f"policy {plan.policy!r}, {plan.op}: the result dtype {plan.result.name} cannot be cast to the "
-            f"{what} dtype {out_dtype.name} under {pol.framework}'s {rule} rule. Pass an {what} of dtype "
-            f"{plan.result.name}, or cast explicitly: compute without {what}= and use .astype('{out_dtype.name}')")
-
-
 def _data_range(a):
     """(lowest, highest + 1) byte address an array touches (a cheap bounds check)."""
     itf = getattr(a, "__array_interface__", None) or a.__cuda_array_interface__
@@ -216,6 +235,17 @@ def _c_strides(shape, itemsize):
         strides.append(step)
         step *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def _same_array(a, out) -> bool:
+    """Whether ``out`` is operand ``a`` itself (x += y, out=x): the same object, or the same
+    elements of the same memory (two views of it), so that the op runs in place on ``a``."""
+    if a is out:
+        return True
+    a, out = _storage(a), _storage(out)
+    if not (hasattr(a, "shape") and hasattr(a, "strides")) or a.shape != out.shape or a.strides != out.strides:
+        return False
+    return a.dtype.itemsize == out.dtype.itemsize and _data_range(a) == _data_range(out)
 
 
 def _overlaps(a, out) -> bool:
@@ -247,25 +277,60 @@ def _float_error(kind, message):
     warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
+def report_check(plan, what: str):
+    """What the framework does when a check fires before (eager) or during (gp.fuse, through a
+    kernel's flags) a launch: the one place these errors and warnings are raised. ``what``: one of
+    the conditions checks_of() lists."""
+    if what == "zero_division":
+        if plan.int_division == "raise":
+            check_integer_divisor(plan.policy, get_policy(plan.policy).framework, plan.op, plan.compute.name, True)
+        _float_error("divide", f"divide by zero encountered in {plan.op}")
+    elif what == "int_min_by_minus_one":
+        _float_error("over", f"overflow encountered in {plan.op}")
+    elif what == "negative_power":
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    elif what == "negative_shift":
+        raise ValueError(f"policy {plan.policy!r}: {plan.op}(x1, x2) is only defined for x2 >= 0 in "
+                         f"{get_policy(plan.policy).framework}, and the shift array x2 holds a negative count "
+                         f"(array-api-strict raises ValueError too); take abs() or mask it first")
+    else:
+        raise ValueError(f"unknown check {what!r}")
+
+
+def checks_of(plan) -> tuple:
+    """The conditions the framework tests on ``plan``'s operands before its kernel runs, in the
+    order it tests them: "zero_division" (an integer divisor is 0: raise or warn),
+    "int_min_by_minus_one" (NumPy's INT_MIN // -1 overflow warning), "negative_power" (NumPy
+    refuses a negative integer exponent), "negative_shift" (the Array API refuses a negative shift
+    count)."""
+    if plan.compute.kind not in "ui":
+        return ()
+    if plan.op in _INT_DIVISION_OPS:
+        if plan.int_division == "raise":
+            return ("zero_division",)
+        if plan.int_division == "numpy":
+            return ("zero_division", "int_min_by_minus_one") if plan.op == "floor_divide" and \
+                plan.compute.kind == "i" else ("zero_division",)
+        return ()  # xla: defined values, no warning
+    if plan.op == "power" and plan.compute.kind == "i" and get_policy(plan.policy).negative_power_arrays_refused:
+        return ("negative_power",)
+    if plan.op in _SHIFTS and plan.compute.kind == "i" and get_policy(plan.policy).negative_shift_arrays_refused:
+        return ("negative_shift",)
+    return ()
+
+
 def _int_division_checks(plan, args, shape):
     divisor = args[1]
     folded = plan.folded[1]
-    has_zero = (divisor == 0) if folded else (divisor.size > 0 and not bool(divisor.all()))
-    if plan.int_division == "raise":
-        if has_zero:
-            raise IntegerDivisionByZero(f"policy {plan.policy!r}, {plan.op}: integer division by zero "
-                                    f"({plan.compute.name}), as {get_policy(plan.policy).framework} raises")
-        return
-    if plan.int_division != "numpy":
-        return  # xla: defined values, no warning
-    if has_zero:
-        _float_error("divide", f"divide by zero encountered in {plan.op}")
-    if plan.op == "floor_divide" and plan.compute.kind == "i":
-        # INT_MIN // -1 overflows (the result wraps to INT_MIN); NumPy reports it.
-        lo = -(1 << (plan.compute.bits - 1))
-        minus_one = (divisor == -1) if folded else bool((divisor == -1).any())
-        if minus_one and bool(np.logical_and(args[0] == lo, divisor == -1).any()):
-            _float_error("over", f"overflow encountered in {plan.op}")
+    for what in checks_of(plan):
+        if what == "zero_division":
+            fired = (divisor == 0) if folded else (divisor.size > 0 and not bool(divisor.all()))
+        else:  # INT_MIN // -1 overflows (the result wraps to INT_MIN); NumPy reports it.
+            lo = -(1 << (plan.compute.bits - 1))
+            minus_one = (divisor == -1) if folded else bool((divisor == -1).any())
+            fired = minus_one and bool(np.logical_and(args[0] == lo, divisor == -1).any())
+        if fired:
+            report_check(plan, what)
 
 
 def _power_checks(plan, args):
@@ -275,7 +340,7 @@ def _power_checks(plan, args):
     else:
         negative = exponent.dtype.kind == "i" and exponent.size > 0 and bool((exponent < 0).any())
     if negative:
-        raise ValueError("Integers to negative integer powers are not allowed.")
+        report_check(plan, "negative_power")
 
 
 def _pre_launch_checks(plan, args, shape, raw):
@@ -286,10 +351,20 @@ def _pre_launch_checks(plan, args, shape, raw):
             # NumPy refuses a negative integer exponent inside an array too (a Python int
             # exponent the resolver has already checked).
             _power_checks(plan, args)
+        elif "negative_shift" in checks_of(plan) and not plan.folded[1]:
+            # the Array API refuses a negative shift count inside an array too (a Python int the
+            # resolver has already checked)
+            count = args[1]
+            if count.size > 0 and bool((count < 0).any()):
+                report_check(plan, "negative_shift")
+
+
+_SHIFTS = ("left_shift", "right_shift")
 
 
 def _needs_checks(plan) -> bool:
-    return plan.compute.kind in "ui" and (plan.op in _INT_DIVISION_OPS or plan.op == "power")
+    return plan.compute.kind in "ui" and (plan.op in _INT_DIVISION_OPS or plan.op == "power" or (
+        plan.op in _SHIFTS and get_policy(plan.policy).negative_shift_arrays_refused))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,8 +372,25 @@ def _needs_checks(plan) -> bool:
 
 def call(op: str, args, policy=None, out=None):
     """Run ``op`` on ``args`` under ``policy`` (default: the current one) into ``out``."""
+    lazy = out is not None and _is_dask(out)
+    foreign = out is not None and not lazy and interop.is_foreign(out)
+    for x in args:
+        tracer = getattr(x, "_tracer", None)
+        if tracer is not None:   # inside gp.fuse: the step is recorded, not run
+            return tracer.record(op, args, policy, out)
+        lazy = lazy or _is_dask(x)
+        foreign = foreign or (type(x) not in _ENGINE_ARGS and interop.is_foreign(x))
+    if lazy:   # a dask array among the operands: a lazy dask graph, one eager call per block
+        from .dask import call as dask_call
+        return dask_call(op, args, policy, out)
+    if foreign:   # torch, JAX, ...: run on views of their memory, answer in the caller's type
+        return interop.call(lambda views, view_out: call(op, views, policy, view_out), args, out)
     name = policy or _current.get()
     op = ALIASES.get(op, op)
+    for i, x in enumerate(args):
+        _check_operand(op, i, x)
+    if out is not None:
+        _check_operand(op, None, out)
     args = [_native(x) for x in args]
     operands = [describe(x) for x in args]
     plan = resolve(name, op, operands)
@@ -319,21 +411,18 @@ def _call_on(op, plan, backend, name, operands, kargs, args, out):
     canonical = get_policy(name).canonical
     if canonical:
         plan, kargs = _canonicalize(plan, operands, kargs, canonical, backend)
-    if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
-            and plan.promoted.kind in "ui":
-        _compare_out_of_range_ints_exactly(plan, operands, kargs)
-    if plan.exact_exponent:
-        kargs[-1] = _equivalent_exponent(int(kargs[-1]), plan.compute)
     for i, f in enumerate(plan.folded):
         if f:
-            kargs[i] = fold_scalar(kargs[i], plan.inputs[i], _fold_target(plan, i))
+            kargs[i] = fold_operand(plan, i, operands[i], kargs[i])
     shapes = [a.shape for a, f in zip(kargs, plan.folded) if not f]
     try:
         shape = np.broadcast_shapes(*shapes) if shapes else ()
     except ValueError:
         raise _shape_error(op, shapes) from None
 
-    if _needs_checks(plan):
+    if _needs_checks(plan) and 0 not in shape:
+        # Note: value checks only when there are values: NumPy and PyTorch check element by element,
+        # so an empty result raises and warns nothing
         _pre_launch_checks(plan, kargs, shape, args)
 
     if out is None:
@@ -399,8 +488,8 @@ def _canonicalize(plan, operands, kargs, canonical, backend):
     1), before any op sees it: cast such operands the same way, and read them as that dtype."""
     inputs = list(plan.inputs)
     for i, o in enumerate(operands):
-        if o.category == "scalar" or o.dtype is None or o.dtype.name not in canonical:
-            continue
+        if plan.folded[i] or o.dtype is None or o.dtype.name not in canonical:
+            continue  # folded operands are canonicalized as they are folded (fold_operand)
         to = D.dtype(canonical[o.dtype.name])
         kargs[i] = _cast_array(kargs[i], to, backend)
         if not plan.folded[i]:
@@ -420,14 +509,14 @@ def _cast_array(x, to: D.DType, backend):
 _COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 
-def _compare_out_of_range_ints_exactly(plan, operands, kargs):
+def _exact_comparand(plan, value: int):
     """NumPy compares a Python int outside an integer array's range exactly (uint64 [2**64 - 1]
     < 2**64 is True). The plan compares in float64, where 2**64 - 1 rounds to 2**64; every value
     of the array is on the same side of such an int, so comparing with +-inf is exact."""
     info = np.iinfo(plan.promoted.numpy)
-    for i, o in enumerate(operands):
-        if o.category == "scalar" and o.pykind == "i" and not info.min <= o.value <= info.max:
-            kargs[i] = float("inf") if o.value > info.max else float("-inf")
+    if info.min <= value <= info.max:
+        return value
+    return float("inf") if value > info.max else float("-inf")
 
 
 def _equivalent_exponent(exponent: int, compute: D.DType) -> int:
@@ -449,7 +538,16 @@ def _check_cpu_dtypes(plan):
                             f"CPU kernel; cast to {D.dtype('complex64').name} first, or run on a CUDA device")
 
 
-def _run_into_out(plan, backend, kargs, shape, out, args):
+def _run_into_out(plan, backend, kargs, shape, out, args, run=None):
+    """Evaluate into ``out`` under the framework's out= rules for ``plan``'s result. ``run(target)``
+    evaluates into an array of plan.result's storage, broadcast to its shape (default: ``plan``'s
+    kernel on ``kargs``); gp.fuse passes its chain and, as ``kargs``, the arrays it reads (which
+    ``out`` must not clobber; plan.folded then describes the last op only and is not used)."""
+    if run is None:
+        arrays = [a for a, f in zip(kargs, plan.folded) if not f]
+        run = lambda target: backend.run(plan, kargs, target)  # noqa: E731
+    else:
+        arrays = list(kargs)
     target = _storage(out)
     if not hasattr(target, "shape") or not hasattr(target, "dtype"):
         raise TypeError(f"{plan.op}: out must be an array, got {type(out).__name__}")
@@ -463,18 +561,20 @@ def _run_into_out(plan, backend, kargs, shape, out, args):
         except ValueError:
             ok = False
         if not ok:
-            raise _shape_error(plan.op, [a.shape for a, f in zip(kargs, plan.folded) if not f], target.shape)
-    _check_out_cast(plan, out_dtype)
+            raise _shape_error(plan.op, [a.shape for a in arrays], target.shape)
+    check_store(plan, out_dtype, inplace=any(_same_array(a, out) for a in args))
     if 0 in target.shape:
         return out
-    clobbers = any(not f and _overlaps(a, target) for a, f in zip(kargs, plan.folded))
-    if out_dtype is plan.result and not clobbers:
-        backend.run(plan, kargs, target)
+    clobbers = any(_overlaps(a, target) for a in arrays)
+    native = getattr(target.dtype, "isnative", True)
+    if out_dtype is plan.result and not clobbers and native:
+        run(target)
     else:
         # Note: a temporary when out has another dtype (computed in the result dtype, then cast,
-        # as the frameworks do) or overlaps an input other than element for element.
+        # as the frameworks do), the other byte order (NumPy writes '>f4' outputs by value), or
+        # overlaps an input other than element for element.
         tmp = backend.empty(target.shape, plan.result)
-        backend.run(plan, kargs, tmp)
+        run(tmp)
         backend.copyto(target, tmp)
     return out
 
@@ -504,10 +604,19 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _fast_key(x):
-    """The cache key of one argument: its dtype object's id for numpy arrays (the runner keeps
-    the dtype alive, so the id stays unique), its type for Python scalars."""
+    """The cache key of one argument: the dtype of a numpy array, the type of anything else.
+
+    Keyed by the dtype's value, not its identity: arrays that arrive through pickle
+    (multiprocessing, joblib, DataLoader) or carry dtype metadata bring a new dtype object each
+    time, equal to the last one; each must find the same runner, not add an entry that keeps its
+    dtype alive. (Hashing a dtype costs what id() does.)"""
     t = type(x)
-    return id(x.dtype) if t is _ndarray else t
+    return x.dtype if t is _ndarray else t
+
+
+# The runners are few (one per op, policy and argument dtypes or types); the limit only bounds
+# what unusual dtypes (structured, datetime, ...) could add to a long-running process.
+_FAST_CACHE_LIMIT = 4096
 
 
 def _make_runner(op, args, policy):
@@ -546,11 +655,23 @@ def _make_runner(op, args, policy):
     converters = [(_converter(plan.inputs[i], _fold_target(plan, i)) if f else None)
                   for i, f in enumerate(plan.folded)]
     runner = make(plan, converters)
+    if runner is not None and len(args) != 2:
+        runner = _arrays_with_dimensions(runner)
     if runner is not None and bounds:
         runner = _within(bounds, runner, len(args))
-    if runner is not None:
-        runner.keep_alive = [x.dtype for x in args if type(x) is _ndarray]
     return runner
+
+
+def _arrays_with_dimensions(runner):
+    """``runner`` for calls whose arrays all have dimensions; None (the full path, which folds them)
+    for a 0-d array. The key of a call is its dtypes, not its ranks: where(cond[n], 1, 2) and
+    where(cond[], 1, 2) share one, and the generic runner cannot take a 0-d array."""
+    def run(*args):
+        for x in args:
+            if type(x) is _ndarray and not x.ndim:
+                return None
+        return runner(*args)
+    return run
 
 
 def _merged(bounds):
@@ -582,24 +703,35 @@ def _within(bounds, runner, arity):
 _MISS = object()
 
 
+def _remember(cache, key, runner):
+    if len(cache) >= _FAST_CACHE_LIMIT:
+        cache.clear()
+    cache[key] = runner
+
+
 def make_op(name: str):
     """The public function for op ``name`` (an OPS name; aliases get the same function)."""
-    op = OPS[name]
+    op = OPS.get(name) or UNARY_OPS[name]
     cache: dict = {}
     get = cache.get
     current = _current.get
 
-    if op.arity == 2:
+    if op.arity == 1:
+        def fn(x, /, *, policy=None, out=None):
+            return call(name, (x,), policy, out)
+        fn.__doc__ = (f"{name}(x, *, policy=None, out=None): elementwise `{op.expr}`; the result keeps x's dtype "
+                      f"(absolute: a complex x gives its real dtype), computed as `policy` computes it.")
+    elif op.arity == 2:
         def fn(a, b, /, *, policy=None, out=None):
             if out is None:
                 # _fast_key, inlined: this line is most of the per-call overhead
-                key = (policy or current(), id(a.dtype) if type(a) is _ndarray else type(a),
-                       id(b.dtype) if type(b) is _ndarray else type(b))
+                key = (policy or current(), a.dtype if type(a) is _ndarray else type(a),
+                       b.dtype if type(b) is _ndarray else type(b))
                 runner = get(key, _MISS)
                 if runner is _MISS:
                     runner = _make_runner(name, (a, b), key[0])
                     if runner is not _MISS:
-                        cache[key] = runner
+                        _remember(cache, key, runner)
                 if runner is not None and runner is not _MISS:
                     res = runner(a, b)
                     if res is not None:
@@ -615,7 +747,7 @@ def make_op(name: str):
                 if runner is _MISS:
                     runner = _make_runner(name, (cond, a, b), key[0])
                     if runner is not _MISS:
-                        cache[key] = runner
+                        _remember(cache, key, runner)
                 if runner is not None and runner is not _MISS:
                     res = runner(cond, a, b)
                     if res is not None:
@@ -629,5 +761,5 @@ def make_op(name: str):
     return fn
 
 
-OP_FUNCTIONS = {name: make_op(name) for name in OPS}
+OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items()})

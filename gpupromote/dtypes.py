@@ -1,9 +1,12 @@
 """The dtype universe: every dtype any policy speaks of, with its 2-char code.
 
 A DType compares equal to its name (``gp.float32 == "float32"``) so that tables and users can
-spell dtypes as plain strings. Each DType knows its numpy dtype (ml_dtypes for bfloat16 and
-float8) and the *storage* dtype a backend keeps its elements in (complex32 has no numpy dtype:
-it is stored as pairs of float16).
+spell dtypes as plain strings, and to its numpy dtype (``gp.float32 == np.float32``,
+``== np.dtype("float32")``), which it also converts to (``np.dtype(gp.float32)``,
+``np.zeros(3, dtype=gp.bfloat16)``: NumPy reads its ``dtype`` attribute). Each DType knows its
+numpy dtype (ml_dtypes for bfloat16 and float8) and the *storage* dtype a backend keeps its
+elements in (complex32 has no numpy dtype: it is stored as pairs of float16, and converting it
+to a numpy dtype raises a TypeError that says so).
 """
 from __future__ import annotations
 
@@ -36,13 +39,27 @@ class DType:
         """float16, bfloat16 and float8: numba has none of them on the CPU."""
         return self.kind == "f" and self.itemsize <= 2
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype (``np.dtype(gp.float32)`` reads this attribute); complex32 has none."""
+        if self.numpy is None:
+            raise TypeError(f"{self.name} has no NumPy dtype (NumPy and ml_dtypes have no half-precision complex): "
+                            f"use gp.complex64 for host arrays, or keep {self.name} data on a CUDA device")
+        return self.numpy
+
     def __eq__(self, other):
         if isinstance(other, DType):
             return self is other
         if isinstance(other, str):
             return other == self.name
+        if isinstance(other, np.dtype):
+            return self.numpy is not None and other.isnative and other == self.numpy
+        if isinstance(other, type) and issubclass(other, np.generic):  # np.float32, ml_dtypes.bfloat16
+            return self.numpy is not None and other is self.numpy.type
         return NotImplemented
 
+    # Note: the hash is the name's, so that a DType and its name find each other in dicts and sets;
+    # a numpy dtype hashes otherwise (as np.dtype("float32") and "float32", equal in NumPy, already do).
     def __hash__(self):
         return hash(self.name)
 

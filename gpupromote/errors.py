@@ -1,7 +1,8 @@
-"""Exceptions, and the one place their messages are written."""
+"""Exceptions and warnings, and the one place their messages are written."""
 from __future__ import annotations
 
-__all__ = ["PromotionError", "describe_operand"]
+__all__ = ["PromotionError", "IntegerDivisionByZero", "CacheWarning", "describe_operand",
+           "check_integer_divisor"]
 
 
 class PromotionError(TypeError):
@@ -19,6 +20,18 @@ class PromotionError(TypeError):
         super().__init__(msg)
 
 
+class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
+    """Integer floor_divide / remainder / fmod by zero under a policy whose framework raises for it
+    (PyTorch, PaddlePaddle, TensorFlow). One class for a Python-int divisor and an array divisor
+    alike: a ZeroDivisionError, and a RuntimeError as PyTorch raises it ("RuntimeError:
+    ZeroDivisionError"), so either except clause catches it."""
+
+
+class CacheWarning(RuntimeWarning):
+    """A kernel cache file was damaged or unreadable (it is dropped and the kernel compiled again),
+    or the cache directory cannot be written (new kernels go to the folder the message names)."""
+
+
 def describe_operand(o) -> str:
     """int32[] for a 0-d array, int32[n] for an array, 300 (python int) for a scalar."""
     if o.category == "scalar":
@@ -30,3 +43,22 @@ def overflow(policy, op, operand, target, exc=OverflowError):
     return exc(f"policy {policy!r}, {op}: Python integer {operand.value} is out of bounds for "
                          f"{target}, as in the framework this policy emulates. Convert it explicitly, "
                          f"e.g. np.asarray({operand.value}).astype('{target}') to wrap, or use a wider array dtype")
+
+
+def check_integer_divisor(policy, framework, op, dtype, has_zero, divisor=None):
+    """Raise IntegerDivisionByZero when ``has_zero``: the one place integer division by zero is
+    refused, whether the divisor is a Python int (``divisor``: the resolver checks it while it
+    resolves, so gp.result_type refuses it too) or an array (the dispatcher checks it before the
+    launch)."""
+    if not has_zero:
+        return
+    if divisor is None:
+        what = "a divisor array holding 0"
+    elif divisor == 0:
+        what = "0"
+    else:
+        what = f"{divisor}, which is 0 as {dtype}"
+    raise IntegerDivisionByZero(
+        f"policy {policy!r}, {op}: integer division by {what} ({dtype}), which {framework} refuses. "
+        f"Divide in floating point (cast to a float dtype first), or replace zero divisors, "
+        f"e.g. np.where(b == 0, 1, b)")

@@ -69,6 +69,17 @@ class PairTable:
         least = [t for t in bounds if all(self.join(t, u) == u for u in bounds)]
         return least[0] if least else None
 
+    def fold(self, nodes) -> str | None:
+        """The left fold of ``join`` over ``nodes`` (the n-ary rule of a library that promotes its
+        operands two at a time, left to right)."""
+        nodes = list(nodes)
+        result = nodes[0]
+        for node in nodes[1:]:
+            result = self.join(result, node)
+            if result is None:
+                return None
+        return result
+
 
 def parse_grid(text: str, decode) -> dict[tuple[str, str], str | None]:
     """A literal N x N grid (header row of column codes, then one row per code) -> pair cells.

@@ -11,17 +11,35 @@ Resolution has three steps, each driven by the policy's data:
      kinds the op accepts;
   3. the value checks of Python scalars (an out-of-range int raises where the framework raises).
 Steps 1 and 2 depend on dtypes and categories only and are cached; step 3 looks at values.
+
+``explain_resolution`` is ``resolve`` with a tracer attached: the same steps, nothing cached, each
+rule that fires written down. ``PROMOTION`` stands for "no op": the policy's own promotion of
+any number of operands (np.result_type, jnp.result_type, torch.promote_types, ...).
+``check_store`` is the rule for writing a result into an existing array (out=, in place).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from . import dtypes as D
-from .errors import PromotionError, describe_operand, overflow
-from .ops import op_named
+from .errors import PromotionError, check_integer_divisor, describe_operand, overflow
+from .ops import Op, op_named
 from .policies import INT_BOUNDS, get_policy
 
-__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds"]
+__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "PROMOTION", "PROMOTE_TYPES",
+           "check_store", "STORE_RULES"]
+
+# "No op": the policy's own promotion table and operand rule, with no op's promotion kind, kernel
+# list or value conversion (np.result_type, jnp.result_type, xp.result_type, TF's
+# flexible_dtypes.result_type, torch.result_type / promote_types). Policies give it rules of its
+# own under this name in op_overrides (NumPy's result_type table, Paddle's promoteTypes).
+PROMOTION = Op("result_type", 0, "DEFAULT", "buifc", "")
+# The same for promote_types, which a framework may define apart from its result_type (JAX's does
+# not canonicalize to 32 bits with x64 off): policies override it under this name.
+PROMOTE_TYPES = Op("promote_types", 0, "DEFAULT", "buifc", "")
+_NO_OP = (PROMOTION.name, PROMOTE_TYPES.name)
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _PY_KIND_NAME = {"b": "bool", "i": "int", "f": "float", "c": "complex"}
@@ -34,6 +52,8 @@ class Operand:
     category: str
     value: object = None       # the Python scalar (for value checks and folding)
     host: bool = True          # lives in host memory: a 0-d host array can be folded
+    weak: bool = False         # a weakly typed array (a JAX weak type, a TF WeakTensor): promotes as a Python
+                               # scalar of its kind does, where the policy has weak arrays
 
     @property
     def pykind(self):
@@ -49,6 +69,8 @@ class Operand:
             if kind == "int" and self.value >= 2**63:
                 kind = "int beyond int64"  # a distinct dtype in PyTorch (uint64)
             return (kind, self.category, self.host)
+        if self.weak:
+            return (self.dtype.name, self.category, self.host, "weak")
         return (self.dtype.name, self.category, self.host)
 
 
@@ -85,29 +107,53 @@ def _quiet(line):
 _cache: dict = {}
 
 
-def resolve(policy: str, op: str, operands) -> Plan:
-    """The plan for ``op`` on ``operands`` (a sequence of Operand) under ``policy``."""
-    key = (policy, op, tuple(o.signature() for o in operands))
-    plan = _cache.get(key)
-    if plan is None or any(o.category == "scalar" and o.pykind == "i" for o in operands):
-        _check_argument_ints(get_policy(policy), op_named(op).name, operands)
+def _op(op):
+    if op is None or op is PROMOTION:
+        return PROMOTION
+    return PROMOTE_TYPES if op == PROMOTE_TYPES.name else op_named(op)
+
+
+def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
+    """The plan for ``op`` on ``operands`` (a sequence of Operand) under ``policy``; ``op=None``
+    (or PROMOTION): the policy's own promotion of the operands, with no op. With ``trace`` (a
+    callable taking one line), every rule that fires is reported and nothing is cached."""
+    the_op = _op(op)
+    key = (policy, the_op.name, tuple(o.signature() for o in operands))
+    no_op = the_op.name in _NO_OP
+    plan = None if trace is not None or no_op else _cache.get(key)
+    if not no_op and (plan is None or any(o.category == "scalar" and o.pykind == "i" for o in operands)):
+        _check_argument_ints(get_policy(policy), the_op.name, operands)
     if plan is None:
-        plan = _resolve_dtypes(get_policy(policy), op_named(op), operands, _quiet)
-        _cache[key] = plan
-    if plan.folded and any(o.category == "scalar" and o.pykind in "if" for o in operands):
-        plan = _check_values(get_policy(policy), plan, operands, _quiet)
+        plan = _resolve_dtypes(get_policy(policy), the_op, operands, trace or _quiet)
+        # why not no-op plans: their only value check is inside the operand rule (TF's int32 range);
+        # api.plan_for caches them with the bounds that keep it out of the way
+        if trace is None and not no_op:
+            _cache[key] = plan
+    if _value_checked(plan, operands):
+        plan = _check_values(get_policy(policy), plan, operands, trace or _quiet)
     return plan
 
 
-def explain_resolution(policy: str, op: str, operands) -> tuple[list[str], Plan | Exception]:
-    """The rules that fired, in order, and the plan (or the exception) they led to."""
+def _value_checked(plan, operands) -> bool:
+    """Whether step 3 has anything to look at: a Python int, float or complex the op converts
+    (a bool converts to anything; PROMOTION converts nothing, as np.result_type does not)."""
+    return plan.op not in _NO_OP and any(o.category == "scalar" and o.pykind in "ifc" for o in operands)
+
+
+def explain_resolution(policy: str, op: str | None, operands, out=None) -> tuple[list[str], Plan | Exception]:
+    """The rules that fired, in order, and the plan (or the exception) they led to: ``resolve``
+    with a tracer. ``out``: (target dtype, in place) to check storing the result too (check_store)."""
     trace = _Trace()
     try:
-        pol, the_op = get_policy(policy), op_named(op)
+        pol, the_op = get_policy(policy), _op(op)
         trace(f"policy {pol.name}: {pol.emulates}")
-        trace(f"op {the_op.name}: promotion kind {the_op.kind}, defined on kinds {the_op.accepts!r}")
-        plan = _resolve_dtypes(pol, the_op, operands, trace)
-        plan = _check_values(pol, plan, operands, trace)
+        if the_op.name in _NO_OP:
+            trace(f"no op: {pol.framework}'s own promotion of the operands ({the_op.name})")
+        else:
+            trace(f"op {the_op.name}: promotion kind {the_op.kind}, defined on kinds {the_op.accepts!r}")
+        plan = resolve(policy, op, operands, trace)
+        if out is not None:
+            check_store(plan, *out, trace=trace)
         return trace, plan
     except Exception as exc:  # noqa: BLE001 - explain reports every failure
         trace(f"=> {type(exc).__name__}: {exc}")
@@ -122,17 +168,48 @@ def _promoting(op_name, operands):
     return operands[1:] if op_name == "where" else operands
 
 
+def _check_arity(pol, op, operands):
+    """An op takes its arity; a binary op and PROMOTION take more where the framework promotes
+    any number of operands together (its result_type), and two otherwise."""
+    n = len(operands)
+    no_op = op.name in _NO_OP
+    if no_op and n == 0:
+        raise TypeError("result_type needs at least one operand (an array, a dtype or a Python scalar)")
+    if n == op.arity or (no_op and n <= 2):
+        return
+    if op.arity != 2 and not no_op:
+        raise TypeError(f"{op.name} takes {op.arity} operands, got {n}")
+    if n < 2:
+        raise TypeError(f"{op.name} takes 2 operands, got {n}")
+    if not pol.nary:
+        raise TypeError(f"policy {pol.name!r}: {pol.framework} promotes two operands at a time only (it has no n-ary "
+                        f"result_type), got {n}; promote pairwise with gp.result_type(a, b, ...) and cast explicitly")
+
+
+def _check_weak(pol, op, operands):
+    for o in operands:
+        if o.weak and o.dtype.name not in pol.weak_arrays:
+            if not pol.weak_arrays:
+                why = f"{pol.framework} has no weakly typed arrays (JAX and TensorFlow do)"
+            else:
+                why = (f"{pol.framework} has no weakly typed {o.dtype.name} arrays (only "
+                       f"{', '.join(d for d in pol.weak_arrays)})")
+            raise PromotionError(pol.name, op.name, operands, why, "Pass gp.spec(dtype, ndim) without weak=True, "
+                                 "or a Python scalar")
+
+
 def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     operands = tuple(operands)
-    if len(operands) != op.arity:
-        raise TypeError(f"{op.name} takes {op.arity} operands, got {len(operands)}")
+    _check_arity(pol, op, operands)
+    _check_weak(pol, op, operands)
     values = _promoting(op.name, operands)
     for o in values:
         if o.dtype is not None and o.dtype.name not in pol.dtypes:
             raise PromotionError(pol.name, op.name, operands, f"{pol.framework} has no dtype {o.dtype.name}",
                                  f"Cast to one of {', '.join(sorted(pol.dtypes))} first")
-    if pol.canonical:
-        values = tuple(_canonical_operand(pol, o, trace) for o in values)
+    canonical = _op_policy(pol, op.name)   # an op may canonicalize otherwise (jnp.promote_types does not)
+    if canonical.canonical:
+        values = tuple(_canonical_operand(canonical, o, trace) for o in values)
 
     if op.name in pol.scalar_first_refused and values[0].category == "scalar":
         raise PromotionError(pol.name, op.name, operands, f"{pol.framework}'s {op.name} takes no Python scalar "
@@ -149,7 +226,7 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
         pol = _op_policy(pol, op.name)
     exact_exponent = False
     if rule == "EXPONENT_KEEPS_BASE":
-        if _integer_pow(pol, op.name, values):
+        if len(values) == 2 and _integer_pow(pol, op.name, values):
             # jnp.power with a concrete integer exponent is lax.integer_pow: the base's dtype
             trace(f"integer exponent {describe_operand(values[1])}: the result keeps the base's dtype")
             values, exact_exponent = values[:1], True
@@ -157,7 +234,10 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     if rule == "INT_TO_FLOAT" and pol.to_float_inputs and all(o.category != "scalar" and o.dtype.kind in "bui"
                                                                for o in values):
         values = tuple(_float_operand(pol, o, trace) for o in values)
-    promoted, weak = _OPERAND_RULES[pol.operands](pol, op, values, trace)
+    if op.arity == 1:
+        promoted, weak = _unary(pol, op, values, trace)
+    else:
+        promoted, weak = _OPERAND_RULES[pol.operands](pol, op, values, trace)
     if promoted is None:
         raise PromotionError(pol.name, op.name, operands, weak, _cast_hint(pol, values))
 
@@ -193,6 +273,9 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
         raise PromotionError(pol.name, op.name, operands, why, _kind_hint(accepts))
 
     result = D.bool if op.kind in ("ALWAYS_BOOL", "LOGICAL") else promoted
+    if op.kind == "COMPLEX_TO_FLOAT" and promoted.kind == "c":
+        result = D.dtype(_REAL_PART[promoted.name])
+        trace(f"{op.name} of {promoted.name} is real: {result.name}")
     if pol.canonical:
         result = D.dtype(pol.canonical.get(result.name, result.name))
     compute = D.dtype(_OPMATH.get(promoted.name, promoted.name))
@@ -274,6 +357,16 @@ def _kind_hint(accepts):
 # ---------------------------------------------------------------------------------------------
 # Operand rules: how arrays, 0-d arrays and Python scalars take part. Each returns
 # (promoted dtype, weak) or (None, reason).
+
+def _unary(pol, op, values, trace):
+    """A unary op (-x, abs(x), ~x) keeps its operand's dtype in every framework."""
+    (o,) = values
+    if o.category == "scalar":
+        return None, (f"{op.name} of a Python {_PY_KIND_NAME[o.pykind]}: Python computes it itself "
+                      f"({'-' if op.name == 'negative' else op.name}x); pass an array to get a {pol.framework} dtype")
+    trace(f"{op.name} keeps its operand's dtype {o.dtype.name}")
+    return o.dtype, False
+
 
 def _strong_join(pol, dtypes_, trace):
     names = [d.name for d in dtypes_]
@@ -364,12 +457,10 @@ def _combine_categories(pol, higher, lower):
 def _weak_lattice(pol, op, values, trace):
     """JAX and TF RFC 431: Python scalars are weak nodes on the promotion lattice; the join of
     all operands is the result, weakly typed when it is a weak node."""
-    nodes = []
-    for o in values:
-        if o.category == "scalar":
-            nodes.append(pol.weak_node[o.pykind])
-        else:
-            nodes.append(o.dtype.name)
+    nodes = [_node(pol, o) for o in values]
+    # a Python bool is strong in JAX (only int, float and complex are weak types)
+    if pol.all_weak_by_strong and all((o.category == "scalar" and o.pykind != "b") or o.weak for o in values):
+        return _all_weak(pol, values, trace)
     joined = pol.promote.join_all(nodes)
     trace(f"lattice join of {', '.join(nodes)} -> {joined or 'none'}")
     if joined is None:
@@ -380,6 +471,43 @@ def _weak_lattice(pol, op, values, trace):
         trace(f"weak {joined} becomes the default {name}, weakly typed")
         return D.dtype(name), True
     return D.dtype(joined), False
+
+
+def _node(pol, o):
+    """An operand's node on a weak lattice or table: a Python scalar's or a weak array's weak
+    node, else its dtype."""
+    if o.category == "scalar":
+        return pol.weak_node[o.pykind]
+    return pol.weak_arrays[o.dtype.name] if o.weak else o.dtype.name
+
+
+# The dtype JAX gives each kind of Python scalar before any canonicalization (python_scalar_dtypes).
+_JAX_PYTHON_SCALAR_DTYPES = {"b": "bool", "i": "int64", "f": "float64", "c": "complex128"}
+
+
+def _all_weak(pol, values, trace):
+    """JAX with every operand weak (_lattice_result_type): the join of their strong dtypes gives
+    the kind, and the result is that kind's default dtype, weakly typed (two weak int8 arrays give
+    a weak int32 / int64, not int8); a bool result is strong."""
+    strong = [_JAX_PYTHON_SCALAR_DTYPES[o.pykind] if o.category == "scalar" else o.dtype.name for o in values]
+    joined = pol.promote.join_all(strong)
+    trace(f"every operand is weak: the join of their dtypes {', '.join(strong)} -> {joined or 'none'}")
+    if joined is None:
+        return None, f"{' and '.join(strong)} have no implicit promotion path"
+    if joined == "bool":
+        return D.bool, False
+    # the join of two strong dtypes can be a weak node (uint64 with int8: f*, a Python float)
+    kind = _KIND_OF_NODE[joined] if joined in pol.weak_default else D.dtype(joined).kind
+    name = _JAX_DEFAULT_TYPES[kind] if kind != "f" else pol.weak_default["f*"]
+    name = pol.canonical.get(name, name)
+    trace(f"a weak result of kind {kind}: the default {name}, weakly typed")
+    return D.dtype(name), True
+
+
+_KIND_OF_NODE = {"i*": "i", "f*": "f", "c*": "c"}
+# dtypes.default_types, before canonicalization (x64 off makes them 32-bit)
+_JAX_DEFAULT_TYPES = {"i": "int64", "u": "uint64", "f": "float64", "c": "complex128"}
+
 
 
 def _paddle(pol, op, values, trace):
@@ -483,12 +611,13 @@ def _tf_rfc431(pol, op, values, trace):
     weakly typed. An operand the table lacks (float8) makes TF fall back to its legacy rule."""
     _tf_int_range(pol, op, values)
     known = {a for a, _ in pol.promote.cells}
-    nodes = [pol.weak_node[o.pykind] if o.category == "scalar" else o.dtype.name for o in values]
+    nodes = [_node(pol, o) for o in values]
     missing = [n for n in nodes if n not in known]
     if missing:
         trace(f"{missing[0]} is not in the {pol.framework} table: TensorFlow falls back to its legacy rule")
         return _tf_legacy(pol, op, values, trace)
-    joined = pol.promote.join_all(nodes)
+    # flexible_dtypes.result_type folds its operands left to right through the pair table
+    joined = pol.promote.fold(nodes)
     trace(f"table cell of {', '.join(nodes)} -> {joined or 'refused'}")
     if joined is None:
         return None, f"{pol.framework} does not promote {' with '.join(nodes)} implicitly"
@@ -534,6 +663,8 @@ def _tf_convert(pol, op, values, result, weak, trace):
     exist: True -> int32 does, True -> uint8 does not), then runs the kernel registered for
     ``result``: the op's ``dtypes`` (its OpDef type list, set per op in ``op_overrides``)."""
     for o in values:
+        if op.name in _NO_OP:
+            break  # flexible_dtypes.result_type reads the table only; converting is the op's business
         if o.category == "scalar" and (result.name, o.pykind) not in pol.scalar_table:
             return None, (f"TensorFlow cannot convert the Python {_PY_KIND_NAME[o.pykind]} {o.value!r} to "
                           f"{result.name} (convert_to_tensor has no such conversion)")
@@ -543,8 +674,21 @@ def _tf_convert(pol, op, values, result, weak, trace):
     return result, weak
 
 
+def _table(pol, op, values, trace):
+    """A framework's promotion table on its own (Paddle's promoteTypes): dtypes only, two at a time;
+    a Python scalar meets a tensor only through an op's own path, so it is refused here."""
+    scalar = next((o for o in values if o.category == "scalar"), None)
+    if scalar is not None:
+        return None, (f"{pol.framework} has no op-independent rule for a Python {_PY_KIND_NAME[scalar.pykind]}: "
+                      f"how a scalar meets a tensor depends on the op, so pass op=")
+    names = [o.dtype.name for o in values]
+    joined = pol.promote.fold(names)
+    trace(f"promotion table of {', '.join(names)} -> {joined or 'refused'}")
+    return (D.dtype(joined), False) if joined else (None, f"{pol.framework} does not promote {' with '.join(names)}")
+
+
 _OPERAND_RULES = {"nep50": _nep50, "torch": _torch_categories, "weak-lattice": _weak_lattice,
-                  "paddle": _paddle, "array-api": _array_api, "pair-table": _pair_table}
+                  "paddle": _paddle, "array-api": _array_api, "pair-table": _pair_table, "table": _table}
 _OPERAND_RULES.update({"tf-rfc431": _tf_rfc431, "tf-legacy": _tf_legacy})
 
 
@@ -631,19 +775,23 @@ def _check_values(pol, plan, operands, trace):
                 raise ValueError(f"policy {pol.name!r}: {plan.op}({plan.compute.name}, {o.value}) is only defined "
                                  f"for a second operand >= 0 in {pol.framework}"
                                  + ("; use a float base, e.g. x.astype('float64')" if plan.op == "power" else ""))
-            if plan.op in _DIVISIONS and plan.int_division == "raise" and _wrap(o.value, plan.compute) == 0:
-                raise ZeroDivisionError(f"policy {pol.name!r}: integer {plan.op} by {o.value}, which is 0 as "
-                                        f"{plan.compute.name}; {pol.framework} raises ZeroDivisionError")
+            if plan.op in _DIVISIONS and plan.int_division == "raise":
+                check_integer_divisor(pol.name, pol.framework, plan.op, plan.compute.name,
+                                      _wrap(o.value, plan.compute) == 0, o.value)
     return plan
 
 
-def int_bounds(plan: Plan, operands) -> tuple:
+def int_bounds(plan: Plan, operands) -> tuple | None:
     """((index, lo, hi), ...) for each Python scalar the policy checks: values inside [lo, hi]
     leave ``plan`` as it is, so callers can cache a plan by dtypes alone (values outside go back
-    through resolve, which decides)."""
+    through resolve, which decides). None when no such bounds exist (a complex scalar checked
+    against a complex target: complex numbers have no order), so the plan must not be cached."""
     pol = _op_policy(get_policy(plan.policy), plan.op)
     bounds = []
     target = plan.promoted
+    if plan.op not in _NO_OP and any(ranged and o.pykind == "c" and target.name in pol.float_check
+                                         for _, o, ranged in _scalars(pol, plan, operands)):
+        return None
     values = _promoting(plan.op, operands)
     if pol.scalars_infer and all(o.category == "scalar" for o in values):
         # the dtype depends on the values (_check_inferred_scalars): it holds while ints fit int32
@@ -696,3 +844,62 @@ _REAL_PART = {"complex32": "float16", "complex64": "float32", "complex128": "flo
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
               "float64": 1.7976931348623157e308, "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Storing a result into an existing array: out=, and in place (x += y, out= one of the inputs)
+
+def _torch_can_cast(src: D.DType, dst: D.DType) -> bool:
+    """c10::canCast: no complex -> real, no float -> integral, nothing but bool -> bool."""
+    if src.kind == "c" and dst.kind != "c":
+        return False
+    if src.kind == "f" and dst.kind in "bui":
+        return False
+    return not (src.kind != "b" and dst.kind == "b")
+
+
+_SAME_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _same_kind(src: D.DType, dst: D.DType) -> bool:
+    if src.numpy is not None and dst.numpy is not None:
+        return bool(np.can_cast(src.numpy, dst.numpy, "same_kind"))
+    return _SAME_KIND_ORDER[src.kind] <= _SAME_KIND_ORDER[dst.kind]  # complex32
+
+
+#   rule          (whether result dtype r may be stored into dtype t,  the rule as errors name it)
+STORE_RULES = {
+    "same_kind":  (_same_kind, "'same_kind' casting rule"),
+    "can_cast":   (_torch_can_cast, "canCast rule"),
+    # RFC 431's assign_add (every mode) and the Array API's x1 += x2: the target keeps its dtype
+    "same_dtype": (lambda r, t: r is t, "rule that an in-place op keeps its target's dtype"),
+    # Paddle's x.add_(y) casts x to the result dtype first (PromoteCastInplace): x takes the result's
+    # dtype, which an array whose storage is fixed (an out= array) cannot
+    "retype":     (lambda r, t: r is t, "in-place rule (x is cast to the result dtype first, PromoteCastInplace)"),
+    # JAX arrays are immutable: x += y makes a new x; out= (an extension) follows NumPy's rule
+    "rebind":     (_same_kind, "'same_kind' casting rule (gp's out= extension: JAX arrays are immutable)"),
+}
+
+
+def check_store(plan: Plan, target: D.DType, inplace: bool = False, trace=_quiet) -> None:
+    """Raise unless ``plan``'s result may be written into an array of dtype ``target``: ``out=``
+    follows the policy's ``out_rule``; ``inplace`` (the target is one of the op's operands: x += y,
+    out=x) its ``inplace_rule``, which the frameworks define apart (RFC 431's assign_add, the
+    Array API's x1 += x2, PyTorch's x.add_(y), Paddle's PromoteCastInplace)."""
+    pol = get_policy(plan.policy)
+    name = pol.inplace_rule if inplace else pol.out_rule
+    allowed, rule = STORE_RULES[name]
+    what = "in-place target" if inplace else "out"
+    ok = allowed(plan.result, target)
+    trace(f"stored {'in place ' if inplace else ''}into {target.name} ({what}) under {pol.framework}'s {rule}"
+          f" ({name}): {'allowed' if ok else 'refused'}")
+    if ok:
+        return
+    if name == "retype":
+        fix = (f"Use a gp.Array, which `x += y` retypes to {plan.result.name} as Paddle retypes x, or compute "
+               f"without out= and cast")
+    else:
+        fix = (f"Pass an {what} of dtype {plan.result.name}, or cast explicitly: compute without out= and use "
+               f".astype('{target.name}')")
+    raise TypeError(f"policy {plan.policy!r}, {plan.op}: the result dtype {plan.result.name} cannot be stored "
+                    f"into the {what} dtype {target.name} under {pol.framework}'s {rule}. {fix}")

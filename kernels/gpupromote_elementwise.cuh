@@ -145,6 +145,48 @@ GP_DEV gp_c128 gp_st_c16(complex<double> z) {
 template <class To, class From> GP_DEV To gp_cast(const From& v) { return gp_caster<To, From>::cast(v); }
 template <class T> GP_DEV bool gp_truth(const T& v) { return gp_caster<bool, T>::cast(v); }
 
+// ---- the expressions' small helpers (ops.py names them; backends/_numba_elementwise.py twins them) ----
+
+template <class T> GP_DEV T gp_select(bool c, const T& a, const T& b) { return c ? a : b; }
+GP_DEV bool gp_not(bool x) { return !x; }
+
+// + - * and unary - on integers wrap modulo 2^bits, as NumPy's loops do. Written in an unsigned type
+// of at least 32 bits: signed overflow is undefined in C++, and unsigned short * unsigned short
+// promotes to (signed) int, where 65535 * 65535 overflows.
+template <class T> GP_DEV T gp_wrap_add(T a, T b) {
+  typedef typename gp_detail::int_traits<T>::wtype W;
+  return (T)(W(a) + W(b));
+}
+template <class T> GP_DEV T gp_wrap_sub(T a, T b) {
+  typedef typename gp_detail::int_traits<T>::wtype W;
+  return (T)(W(a) - W(b));
+}
+template <class T> GP_DEV T gp_wrap_mul(T a, T b) {
+  typedef typename gp_detail::int_traits<T>::wtype W;
+  return (T)(W(a) * W(b));
+}
+template <class T> GP_DEV T gp_wrap_neg(T a) {
+  typedef typename gp_detail::int_traits<T>::wtype W;
+  return (T)(W(0) - W(a));
+}
+
+// NumPy absolute: bool stays, ints wrap (abs(INT_MIN) is INT_MIN), floats clear the sign bit (a
+// NaN's too), complex gives hypot(re, im) in the part type.
+GP_DEV bool gp_abs(bool x) { return x; }
+template <class T> GP_DEV typename gp_detail::enable_if<gp_detail::int_traits<T>::is_int, T>::type gp_abs(T x) {
+  typedef typename gp_detail::int_traits<T>::wtype W;
+  return (gp_detail::int_traits<T>::is_signed && x < T(0)) ? (T)(W(0) - W(x)) : x;
+}
+GP_DEV float gp_abs(float x) { return __uint_as_float(__float_as_uint(x) & 0x7fffffffu); }
+GP_DEV double gp_abs(double x) {
+  return __longlong_as_double((long long)((unsigned long long)__double_as_longlong(x) & 0x7fffffffffffffffull));
+}
+#ifdef GP_HAVE_COMPLEX
+// complex64 through double, rounded once (CUDA's hypotf is 3 ulp), as gp_hypot_f32 below
+GP_DEV float gp_abs(const complex<float>& z) { return (float)gp_hypot((double)z.real(), (double)z.imag()); }
+GP_DEV double gp_abs(const complex<double>& z) { return gp_hypot(z.real(), z.imag()); }
+#endif
+
 // ---- flush-to-zero (a plan flag: XLA runs with FTZ / DAZ) ------------------------------------------
 // A subnormal becomes a zero of its sign, on the bits (the result does not depend on -ftz).
 GP_DEV float gp_ftz(float x) {
@@ -193,10 +235,11 @@ GP_DEV float gp_logaddexp_f32(float x, float y) {
 // ---- nextafter on a narrow result -----------------------------------------------------------------
 // The step is one ulp of the narrow result type, not of the float32 compute type (NumPy's
 // npy_half_nextafter, ml_dtypes' nextafter): step the narrow bit pattern of a toward b. a and b
-// are the float32 values of the operands; the result is widened back (exact) and stored.
+// are the float32 values of the operands; the result is widened back (exact) and stored. A NaN
+// operand gives the positive quiet NaN (npy_half_nextafter's NPY_HALF_NAN; ml_dtypes and JAX alike).
 #define GP_NARROW_NEXTAFTER(CODE, BITS_T, SIGN)                                              \
   GP_DEV float gp_nextafter_##CODE(float a, float b) {                                     \
-    if (gp_isnan_f(a) || gp_isnan_f(b)) return a + b;                                      \
+    if (gp_isnan_f(a) || gp_isnan_f(b)) return gp_detail::qnan_<float>();  /* canonical */ \
     if (a == b) return b;                                                                  \
     if (a == 0.0f) return gp_ld_##CODE((BITS_T)(1u | (b < 0.0f ? (SIGN) : 0u)));           \
     const long long bits = (long long)gp_st_##CODE(a);                                     \

@@ -198,6 +198,11 @@ template <class T> GP_HD bool gt_(T a, T b) { return !isnan_(a) && !isnan_(b) &&
 template <class T> GP_HD bool lt_(T a, T b) { return !isnan_(a) && !isnan_(b) && key_(a) < key_(b); }
 template <class T> GP_HD bool eq_(T a, T b) { return !isnan_(a) && !isnan_(b) && key_(a) == key_(b); }
 
+// x with its quiet bit set (sign and payload kept): what an x86 operation returns for a NaN operand.
+template <class T> GP_HD T quiet_(T x) {
+  typedef float_traits<T> F;
+  return from_bits(typename F::utype(to_bits(x) | ((F::exp_mask >> 1) & ~F::exp_mask)), T());
+}
 template <class T> GP_HD T qnan_() {
   typedef float_traits<T> F;
   return from_bits(typename F::utype(F::exp_mask | ((F::exp_mask >> 1) & ~F::exp_mask)), T());
@@ -448,7 +453,11 @@ template <class T> GP_HD GP_IF_INT(T) gp_power(T a, T b) {
   }
   return T(U(result));
 }
-template <class T> GP_HD GP_IF_FLOAT(T) gp_power(T a, T b) { return gp_detail::m_pow(a, b); }
+// A NaN base comes back as it is (quieted), sign included, as C's pow does for any exponent but 0.
+template <class T> GP_HD GP_IF_FLOAT(T) gp_power(T a, T b) {
+  if (gp_detail::isnan_(a) && b != T(0)) return gp_detail::quiet_(a);
+  return gp_detail::m_pow(a, b);
+}
 
 namespace gp_detail {
 template <class C, class T> GP_HD C cmul_(const C& a, const C& b) {
@@ -513,8 +522,9 @@ template <class T> GP_HD GP_IF_INT_OR_BOOL(T) gp_fmax(T a, T b) { return a > b ?
 template <class T> GP_HD GP_IF_INT_OR_BOOL(T) gp_fmin(T a, T b) { return a < b ? a : b; }
 
 // Floats: maximum/minimum propagate NaN (the first NaN operand is returned), fmax/fmin ignore
-// a NaN operand. On ties (-0.0 vs +0.0) the second operand is returned, which is what NumPy 2's
-// loops return for maximum/minimum (fmax/fmin give either zero depending on the SIMD lane).
+// a NaN operand. On ties (-0.0 vs +0.0) maximum/minimum return the second operand, which is what
+// NumPy 2's loops return; fmax/fmin return the first, as C's fmax in NumPy's scalar loop (its SIMD
+// lanes are not consistent), and the second when both are NaN: the CPU engine's twins alike.
 template <class T> GP_HD GP_IF_FLOAT(T) gp_maximum(T a, T b) {
   return (gp_detail::isnan_(a) || gp_detail::gt_(a, b)) ? a : b;
 }
@@ -522,10 +532,10 @@ template <class T> GP_HD GP_IF_FLOAT(T) gp_minimum(T a, T b) {
   return (gp_detail::isnan_(a) || gp_detail::lt_(a, b)) ? a : b;
 }
 template <class T> GP_HD GP_IF_FLOAT(T) gp_fmax(T a, T b) {
-  return (gp_detail::isnan_(b) || gp_detail::gt_(a, b)) ? a : b;
+  return (gp_detail::isnan_(a) || gp_detail::gt_(b, a)) ? b : a;
 }
 template <class T> GP_HD GP_IF_FLOAT(T) gp_fmin(T a, T b) {
-  return (gp_detail::isnan_(b) || gp_detail::lt_(a, b)) ? a : b;
+  return (gp_detail::isnan_(a) || gp_detail::lt_(b, a)) ? b : a;
 }
 
 // Complex: NumPy's lexicographic order (CGE / CLE); a value with a NaN part counts as NaN.
@@ -588,7 +598,9 @@ template <class T> GP_HD GP_IF_FLOAT(T) gp_logaddexp(T x, T y) {
 template <class T> GP_HD GP_IF_FLOAT(T) gp_nextafter(T x, T y) {
   typedef gp_detail::float_traits<T> F;
   typedef typename F::utype U;
-  if (gp_detail::isnan_(x) || gp_detail::isnan_(y)) return x + y;
+  // the NaN operand (y if both are), quieted, sign kept: glibc's x + y as NumPy runs it
+  if (gp_detail::isnan_(y)) return gp_detail::quiet_(y);
+  if (gp_detail::isnan_(x)) return gp_detail::quiet_(x);
   const U ux = gp_detail::to_bits(x), uy = gp_detail::to_bits(y);
   const U ax = ux & ~F::sign_mask, ay = uy & ~F::sign_mask;
   if (ux == uy || (ax == 0 && ay == 0)) return y;

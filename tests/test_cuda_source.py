@@ -169,8 +169,11 @@ def test_unsupported_plans_are_policy_extensions():
 
 def test_kernel_names_are_identifiers_and_share_folded_plans():
     torch_plan = plan_for("multiply", [spec("float16"), 1e-8], policy="torch")
-    assert S.kernel_name(torch_plan, ("contig", 8)) == "gp_multiply_f2_s_cf4_rf2_v8"
+    name = S.kernel_name(torch_plan, ("contig", 8))
+    assert re.fullmatch(r"gp_multiply_f2_s_rf2_[0-9a-f]{12}_v8", name), name
     assert S.kernel_name(torch_plan, ("strided", 3, 32)).endswith("_s3_32")
+    # the kernel sees a folded scalar's value only: an int and a float scalar kept in float32 share it
+    assert S.kernel_name(plan_for("multiply", [spec("float16"), 3], policy="torch"), ("contig", 8)) == name
     for op in OPS:
         for name in sweep_plans(op)[0]:
             assert re.fullmatch(r"[A-Za-z_]\w*", name)
@@ -193,9 +196,10 @@ def test_folded_scalar_is_a_by_value_parameter_in_compute_precision():
     plan = plan_for("multiply", [spec("float16"), 1e-8], policy="torch")  # opmath: kept in float32
     assert plan.folded == (False, True) and plan.compute == "float32"
     src = S.kernel_source(plan, ("contig", S.vector_width(plan)))
-    assert "float s1" in src and "const float in1 = s1;" in src
+    assert "float s1;  // operand 1: folded" in src and "long long n, float s1, unsigned short* __restrict__ y" in src
     assert "const unsigned short* __restrict__ x0" in src and "x1" not in src
-    assert "return gp_st_f2(gp_cast<float>((float)(in0 * in1)));" in src
+    assert "const float v0 = gp_ld_f2(x0);" in src
+    assert "const float v1 = (float)(v0 * s1);" in src and "return gp_st_f2(v1);" in src  # one rounding
     assert S.scalar_parameters(plan) == [(1, "float", False)]
 
 
@@ -206,26 +210,36 @@ def test_complex_scalar_is_split_into_parts():
     assert "float s1_re, float s1_im" in src and "complex<float>(s1_re, s1_im)" in src
 
 
-def test_expression_translation():
-    where = plan_for("where", [spec("bool"), spec("int8"), spec("int8")], policy="numpy")
-    assert S._c_expr(where) == "(in0 ? in1 : in2)"
-    land = plan_for("logical_and", [spec("complex64"), spec("complex64")], policy="numpy")
-    assert S._c_expr(land) == "gp_truth(in0) & gp_truth(in1)"
-    less = plan_for("less", [spec("complex64"), spec("complex64")], policy="numpy")
-    assert S._c_expr(less) == "gp_clt(in0, in1)"
-    cdiv = plan_for("true_divide", [spec("complex128"), spec("complex128")], policy="numpy")
-    assert S._c_expr(cdiv) == "gp_cdiv(in0, in1)"
-    nxt = plan_for("nextafter", [spec("float16"), spec("float16")], policy="numpy")
-    assert nxt.compute == "float32" and S._c_expr(nxt) == "gp_nextafter_f2(in0, in1)"
-    xla = plan_for("floor_divide", [spec("int32"), spec("int32")], policy="jax")
-    assert xla.int_division == "xla" and S._c_expr(xla) == "gp_floor_divide_xla(in0, in1)"
-    assert S.kernel_name(xla, ("contig", 4)).endswith("_xla_v4")
+@pytest.mark.parametrize("op, dtypes, policy, expr", [
+    ("where",         ("bool", "int8", "int8"),        "numpy", "gp_select(in0, in1, in2)"),
+    ("logical_and",   ("complex64", "complex64"),      "numpy", "gp_truth(in0) & gp_truth(in1)"),
+    ("less",          ("complex64", "complex64"),      "numpy", "gp_clt(in0, in1)"),
+    ("true_divide",   ("complex128", "complex128"),    "numpy", "gp_cdiv(in0, in1)"),
+    ("nextafter",     ("float16", "float16"),          "numpy", "gp_nextafter_f2(in0, in1)"),
+    ("floor_divide",  ("int32", "int32"),              "jax",   "gp_floor_divide_xla(in0, in1)"),
+    ("add",           ("int32", "int32"),              "numpy", "gp_wrap_add(in0, in1)"),
+    ("add",           ("bool", "bool"),                "numpy", "in0 | in1"),
+    ("power",         ("float32", "float32"),          "numpy", "gp_power_f32(in0, in1)"),
+], ids=lambda x: x if isinstance(x, str) and " " not in x and "(" not in x else None)
+def test_one_expression_table_feeds_both_generators(op, dtypes, policy, expr):
+    """ops.py chooses the expression for the compute dtype; the CUDA and the Numba generator
+    both write that text (argument names substituted), and neither has a table of its own."""
+    from gpupromote.backends import cpu_numba
+    from gpupromote.ops import op_named
+    plan = plan_for(op, [spec(d) for d in dtypes], policy=policy)
+    assert op_named(op).expression(plan.compute, plan.result, plan.int_division) == expr
+    kernel = S.as_kernel(plan)
+    (node,) = [n for n in kernel.steps() if getattr(n, "op", None) == plan.op]
+    assert node.expr == expr
+    head = expr.split("(")[0] if "(" in expr else None
+    for generated in (S.kernel_source(plan, ("contig", 1)), cpu_numba.source(plan)):
+        assert (head + "(") in generated if head else expr.replace("in0", "").strip()[:2] in generated
 
 
 def test_where_condition_is_read_as_bool():
     plan = plan_for("where", [spec("bool"), spec("float16"), 2.0], policy="torch")
     src = S.kernel_source(plan, ("strided", 2, 64))
-    assert "const bool in0 = gp_ld_b1(x0);" in src
+    assert "gp_select(gp_ld_b1(x0), v0, s2)" in src
     assert "unsigned char*>(x0 + o_x0)" in src
 
 
@@ -267,7 +281,7 @@ def test_strided_kernel_has_no_vector_loads():
 def test_cmd_kernels_prints_a_compilable_source(capsys):
     assert S._cmd_kernels(["--op", "add", "--dtypes", "float16,float32", "--policy", "torch"]) == 0
     out = capsys.readouterr().out
-    assert "gp_add_f2_f4_cf4_rf4_v8" in out and "gp_contig_loop<8>" in out
+    assert re.search(r"gp_add_f2_f4_rf4_[0-9a-f]{12}_v8", out) and "gp_contig_loop<8>" in out
     assert S._cmd_kernels(["--op", "mul", "--dtypes", "float16,float32", "--policy", "torch", "--scalar"]) == 0
     out = capsys.readouterr().out
     assert "float s1" in out and "gp_st_f2" in out
@@ -347,7 +361,7 @@ def test_runtime_compile_path_produces_sass_through_either_binding(binding, monk
         cubin = c._compile(S.kernel_source(plan, ("contig", 8)), False, "sm_90", True, "t.cu")
         assert cubin[:4] == b"\x7fELF"
         ptx = c._compile(S.kernel_source(plan, ("contig", 8)), False, "compute_90", False, "t.cu")
-        assert b".entry gp_add_bf_f4_cf4_rf4_v8" in ptx
+        assert f".entry {S.kernel_name(plan, ('contig', 8))}".encode() in ptx
         with pytest.raises(N.CudaCompileError, match="error"):
             c._compile("this is not C++", False, "sm_90", True, "bad.cu")
     finally:
@@ -428,10 +442,42 @@ def test_flush_subnormals_plan_flag():
     flagged = plan_for("multiply", [spec("float32"), 1e-3], policy="jax")
     assert flagged.flush_subnormals
     src = S.kernel_source(flagged, ("contig", 4))
-    assert "const float in0 = gp_ftz(x0);" in src and "const float in1 = gp_ftz(s1);" in src
-    assert "return gp_cast<float>(gp_ftz((float)(in0 * in1)));" in src
-    assert S.kernel_name(flagged, ("contig", 4)).endswith("_ftz_v4")
+    assert "const float v0 = (float)(gp_ftz(x0));" in src and "const float v1 = (float)(gp_ftz(s1));" in src
+    assert "const float v2 = (float)(v0 * v1);" in src and "const float v3 = (float)(gp_ftz(v2));" in src
+    assert S.flushes_subnormals(flagged) and S.kernel_name(flagged, ("contig", 4)) != S.kernel_name(unflagged, ("contig", 4))
     where = types.SimpleNamespace(**{**vars(plan_for("where", [spec("bool"), spec("complex64"), spec("complex64")],
                                                      policy="jax")), "flush_subnormals": True})
-    assert "const bool in0 = gp_ld_b1(x0);" in S.kernel_source(where, ("contig", 2))
+    where_src = S.kernel_source(where, ("contig", 2))
+    assert "gp_select(gp_ld_b1(x0), " in where_src and "gp_ftz(gp_ld_b1" not in where_src  # the condition is not a float
     _compile([(flagged, ("contig", 4)), (where, ("strided", 2, 32))], syntax_only=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused chains (gp.fuse) are kernels of the same generator
+
+def fused_kernels():
+    """Kernels of chains with every kind of node: narrow intermediates, folded scalars and 0-d
+    operands, where, unary ops, complex, integer checks (flags), XLA flushing."""
+    import gpupromote as gp
+    f = gp.fuse(lambda a, b, c, d, e: a * b + c * d - e)
+    g = gp.fuse(lambda x, y: gp.where(x > y, -(x // y), abs(x) % 3) + 2.5)
+    h = gp.fuse(lambda z, w: (z * w - 1j) / (w + 1))
+    cuda = lambda d, n=1: spec(d, n, "cuda")  # noqa: E731
+    return [f.kernel(*[cuda("float16")] * 5, policy="numpy"),
+            f.kernel(cuda("bfloat16"), cuda("int8"), cuda("float32", 0), cuda("float16"), cuda("uint8"),
+                     policy="torch"),
+            g.kernel(cuda("int32"), cuda("int64"), policy="numpy"),
+            g.kernel(cuda("int32"), cuda("int8"), policy="torch"),
+            g.kernel(cuda("float32"), cuda("float32"), policy="jax"),
+            h.kernel(cuda("complex64"), cuda("float16"), policy="numpy")]
+
+
+@pytest.mark.nvrtc
+@needs_nvrtc
+def test_fused_kernels_compile_to_sass():
+    kernels = fused_kernels()
+    assert any(k.checks for k in kernels) and any(len(k.steps()) > 12 for k in kernels)
+    for k in kernels:
+        assert "gp_flags" in S.kernel_source(k, ("contig", 1)) or not k.checks
+    _compile([(k, v) for k in kernels for v in (("contig", S.vector_width(k)), ("strided", 2, 64))],
+             syntax_only=False)

@@ -205,11 +205,13 @@ def test_readme_python_block_runs(index):
     uses_cupy = "cupy" in block
     if uses_cupy and not _has_gpu():
         pytest.skip("CuPy sees no GPU")
+    if "LocalCluster" in block:
+        pytest.importorskip("distributed", reason="needs the dask extra (pip install gpupromote[dask])")
     if "gp.add(" in block and not hasattr(gp, "add"):
         pytest.xfail("gp.add comes with gpupromote/dispatch.py")
     ns = {"__name__": "__readme__", "__check__": __check__}
     for earlier in BLOCKS[:index]:  # the blocks build on one another, as a reader runs them
-        if "cupy" not in earlier:
+        if "cupy" not in earlier and "LocalCluster" not in earlier:   # a cluster starts in its own test only
             exec(compile(earlier, "README.md", "exec"), ns)  # noqa: S102 - running the README is the test
     exec(compile(_checked(block), "README.md", "exec"), ns)  # noqa: S102
 

@@ -359,7 +359,7 @@ def test_device_names_place_data(host):
 def test_a_result_stored_as_bit_patterns_keeps_its_dtype(host):
     """cupy uint8 + a host float8 0-d array is float8 (NumPy's rule), stored as uint8 bits on the
     device: it comes back as a gp.Array of float8, not as the bare uint8 CuPy array."""
-    x = np.arange(17, dtype=np.uint8)   # exact in float8_e4m3fn (see _NARROW_VIA in engine_cases for others)
+    x = np.arange(17, dtype=np.uint8)   # exact in float8_e4m3fn
     s = np.asarray(ml_dtypes.float8_e4m3fn(2.5))
     got = _quiet(gp.add, host.asarray(x), s, policy="numpy")
     assert isinstance(got, gp.Array) and got.dtype == gp.float8_e4m3fn and got.device == "cuda:0"

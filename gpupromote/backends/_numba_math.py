@@ -24,6 +24,8 @@ from numba.core import config, errors
 from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
 
+from ._numba_cache import cached_njit
+
 __all__ = [
     "f16_to_f32", "f32_to_f16", "f64_to_f16",
     "bf16_to_f32", "f32_to_bf16", "f64_to_bf16",
@@ -38,7 +40,8 @@ __all__ = [
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 _JIT = {"error_model": "numpy"}
-_njit = njit(cache=True, **_JIT)
+# cached in the kernels' tag folder, where a damaged file is dropped, not fatal (_numba_cache.py)
+_njit = cached_njit(**_JIT)
 
 
 def _hardware_half():
@@ -615,18 +618,37 @@ def _complex_power(t):
         # Note: numpy calls the C library's cpow/cpowf here; exp(b * log(a)) in double
         # precision agrees to a few ulp (complex64: usually closer to the exact value).
         za, zb = np.complex128(a), np.complex128(b)
-        return ctype(np.exp(zb * np.log(za)))
+        w = zb * np.log(za)
+        if w.imag == 0:
+            # exp(x + 0i) is exp(x) + 0i (C99 Annex G, as cpow and thrust's exp give): no inf * 0
+            return ctype(complex(np.exp(w.real), w.imag))
+        return ctype(np.exp(w))
     return impl
+
+
+def _quiet_nan(t):
+    """x -> x with its quiet bit set (a NaN keeps its sign and payload), for float type ``t``:
+    what an x86 operation returns for a NaN operand."""
+    bits = types.uint32 if t == types.float32 else types.uint64
+    unsigned = as_dtype(bits).type
+    quiet = unsigned(1 << (22 if t == types.float32 else 51))
+
+    @njit(**_JIT)
+    def quiet_nan(x):
+        return _bitcast(unsigned(_bitcast(x, bits) | quiet), t)   # why: Numba widens uint32 | uint32
+    return quiet_nan
 
 
 @_binary("gp_power", (_SIGNED, _UNSIGNED, _FLOAT, _COMPLEX))
 def gp_power(t, kind):
     """NumPy power. Ints: exponentiation by squaring with wrapping multiplication; a negative
     exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise (numpy rejects negative integer
-    exponents before the loop; that check lives in the dispatcher). Floats: C pow. Complex:
-    npy_cpow (exact small-integer powers, cpow otherwise)."""
+    exponents before the loop; that check lives in the dispatcher). Floats: C pow (a NaN base
+    comes back quieted with its sign, as C's pow returns it; LLVM's pow(x, +-1) would not).
+    Complex: npy_cpow (exact small-integer powers, cpow otherwise)."""
     if kind == _FLOAT:
-        return lambda a, b: a ** b
+        quiet, (zero,) = _quiet_nan(t), _consts(t, 0)
+        return lambda a, b: quiet(a) if (a != a) & (b != zero) else a ** b
     if kind == _COMPLEX:
         return _complex_power(t)
     zero, one, m1 = _consts(t, 0, 1, 0 if kind == _UNSIGNED else -1)
@@ -792,14 +814,20 @@ def gp_logaddexp(t, kind):
 @_binary("gp_nextafter", (_FLOAT,))
 def gp_nextafter(t, kind):
     """C nextafter / nextafterf: the next representable value of a's own type toward b
-    (so float32 steps by a float32 ulp); a NaN gives a + b, a == b gives b."""
+    (so float32 steps by a float32 ulp); a NaN operand comes back quieted (b if both are),
+    a == b gives b."""
     bits = types.int32 if t == types.float32 else types.int64
     zero, tiny = _consts(t, 0, np.finfo(as_dtype(t)).smallest_subnormal)
     to_int = as_dtype(bits).type
 
+    quiet = _quiet_nan(t)
+
     def impl(a, b):
-        if (a != a) | (b != b):
-            return a + b
+        # the NaN operand (b if both are), quieted, sign kept: glibc's x + y as NumPy runs it
+        if b != b:
+            return quiet(b)
+        if a != a:
+            return quiet(a)
         if a == b:
             return b
         if a == zero:

@@ -330,12 +330,13 @@ def cache_key(source: str, *, arch: str = "sm_90", cubin: bool = False, options:
               include_cupy: bool = False, driver_version: int | None = None) -> str:
     """The name a compiled ``source`` is filed under: a hash of everything that shapes the binary:
     the source, the headers' text, the options (include folders left out: they differ between
-    machines, their headers are hashed instead), the NVRTC version, the arch, and for PTX the
+    machines, their headers are hashed instead), the NVRTC and gpupromote versions, the arch, and for PTX the
     driver version (the driver compiles PTX to machine code when it loads it)."""
     if not cubin and driver_version is None:
         raise ValueError("cache_key: PTX is compiled by the driver on load: pass driver_version")
     opts = compile_options(arch=arch, cubin=cubin, options=options, include_cupy=include_cupy)
-    parts = [f"gpupromote-cuda-{CACHE_VERSION}", "cubin" if cubin else f"ptx driver {driver_version}",
+    from ._disk_cache import package_version
+    parts = [f"gpupromote-cuda-{CACHE_VERSION}", package_version(), "cubin" if cubin else f"ptx driver {driver_version}",
              "nvrtc %d.%d" % nvrtc_version(), " ".join(o for o in opts if not o.startswith("-I")),
              _headers_digest(include_cupy), source]
     h = hashlib.sha256()

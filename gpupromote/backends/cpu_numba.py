@@ -1,406 +1,256 @@
-"""The CPU backend: each plan becomes a Numba loop kernel generated from ops.OPS[op].expr.
+"""The CPU backend: each ir.Kernel (one plan, or a fused chain) becomes a Numba loop kernel.
 
-For a plan the generator writes one small Python module (``source(plan)`` shows it):
+For a kernel the generator writes one small Python module (``source(kernel)`` shows it):
 
-* ``flat(x0, s1, ..., out)``: one loop over 1-D operands of the output's length (same-shape
-  contiguous inputs are raveled into it); LLVM vectorizes it;
+* ``flat(x0, s1, ..., out[, flags])``: one loop over 1-D operands of the output's length
+  (same-shape contiguous inputs are raveled into it); LLVM vectorizes it;
 * ``strided1`` .. ``strided4``: nested loops over broadcast / strided / reversed views (the
   dispatcher-side ``_coalesce`` first merges axes and orders them by the output's strides;
   more than 4 remaining axes loop over the leading ones in Python).
 
-Every input is read in its own storage dtype - float16, bfloat16 and float8 arrays as their
-uint16 / uint8 bit patterns, widened by the ``_numba_math`` helpers (F16C where the CPU has
-it) - converted in registers to ``plan.compute``, the expression evaluated, and the value
-written once in ``plan.result`` (narrowed by ``f32_to_f16`` and friends). Folded scalars are
-kernel parameters of the compute dtype (``dispatch.fold_scalar`` converted them).
+The loop body is the IR's DAG, one local per node: every input read in its own storage dtype -
+float16, bfloat16 and float8 arrays as their uint16 / uint8 bit patterns, widened by the
+``_numba_math`` helpers (F16C where the CPU has it) - cast as the IR says, each op's expression
+(ops.py, the same text the CUDA generator reads) evaluated, and the value written once in the
+output's dtype. Folded scalars are kernel parameters already in the type the IR gives them
+(``dispatch.fold_scalar`` converted them). The generator never sees a plan or a policy.
 
-Caches: in memory per ``kernel_key(plan)`` (plan.key and the promoted dtype); on disk by Numba (``cache=True``), which needs a real
-source file, so each module is written once to ``<cache>/kernels/_gpk_<hash of source>.py``
-and imported from there. A later process finds the same file and loads the compiled code
-instead of compiling. ``<cache>`` is ``$GPUPROMOTE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpupromote``
-or ``~/.cache/gpupromote``; ``NUMBA_CACHE_DIR`` defaults to ``<cache>/numba``.
+Caches: in memory per ir.Kernel; on disk by Numba, which needs a real source file, so each
+module is filed once as ``<cache>/numba-<tag>/_gpk_<hash of source>.py`` and Numba's compiled code
+lies beside it. The tag (``_cache_tag()``) covers what else shapes the machine code: the helper
+modules' sources, the package, Python, Numba, llvmlite, NumPy and ml_dtypes versions, and the
+target CPU. ``<cache>`` is ``$GPUPROMOTE_CACHE_DIR``, else a folder per Python environment under
+``$XDG_CACHE_HOME/gpupromote`` (``~/.cache/gpupromote``). Damaged files are dropped and
+recompiled, read-only folders are read (backends/_numba_cache.py).
 """
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import itertools
 import os
 import sys
-import tempfile
+import types as _pytypes
 import weakref
 from pathlib import Path
 
 import numpy as np
 
 
-def _default_cache_root() -> Path:
-    root = os.environ.get("GPUPROMOTE_CACHE_DIR")
-    if root:
-        return Path(root)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "gpupromote"
-
-
-def _writable_dir(path: Path) -> Path:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-        return path
-    except OSError:
-        # why: a read-only home must not make the backend unusable; caching is then per session
-        return Path(tempfile.mkdtemp(prefix="gpupromote-"))
-
-
-CACHE_ROOT = _writable_dir(_default_cache_root())
-KERNEL_DIR = _writable_dir(CACHE_ROOT / "kernels")
-
-# Numba reads NUMBA_CACHE_DIR when it is imported; if it already was, set its config directly.
-if "NUMBA_CACHE_DIR" not in os.environ:
-    os.environ["NUMBA_CACHE_DIR"] = str(CACHE_ROOT / "numba")
-    if "numba" in sys.modules:
-        from numba.core import config as _config
-        if not _config.CACHE_DIR:
-            _config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
-
-from numba import types  # noqa: E402
+from ._disk_cache import drop_damaged, warn_once, write_atomically  # noqa: E402
+from ._numba_cache import CACHE_ROOT, KERNEL_DIR, READ_DIRS, WRITE_DIR, cache_tag, claim_dir  # noqa: E402
 from numba.core import errors as numba_errors  # noqa: E402
-from numba.extending import overload  # noqa: E402
-from numba.np.numpy_support import as_dtype  # noqa: E402
 
 from .. import dtypes as D  # noqa: E402
-from ..ops import OPS  # noqa: E402
-from . import _numba_math  # noqa: E402,F401  (registers the helpers' overloads)
+from .. import ir  # noqa: E402
+from . import _numba_elementwise, _numba_math  # noqa: E402,F401  (register the helpers' overloads)
 
 __all__ = ["BACKEND", "source", "kernel_for", "warmup", "common_plans", "CACHE_ROOT", "KERNEL_DIR"]
 
-GENERATOR_VERSION = 2   # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 3   # part of every generated source: bump it to regenerate all kernels
 
-# name -> (widen bits to float32, narrow float32, narrow float64, storage uint dtype)
+
+def _cache_tag() -> str:
+    """The digest every cached kernel is filed under (backends/_numba_cache.py): the sources of the
+    helper modules kernels import, the versions of gpupromote, Python, Numba, llvmlite, NumPy and
+    ml_dtypes, and the target CPU. Kernels live in ``CACHE_ROOT / f"numba-{_cache_tag()}"``."""
+    return cache_tag()
+
+
+# narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
-    "float16": ("f16_to_f32", "f32_to_f16", "f64_to_f16", np.uint16),
-    "bfloat16": ("bf16_to_f32", "f32_to_bf16", "f64_to_bf16", np.uint16),
-    "float8_e4m3fn": ("e4m3_to_f32", "f32_to_e4m3", "f64_to_e4m3", np.uint8),
-    "float8_e5m2": ("e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2", np.uint8),
+    "f2": ("f16_to_f32", "f32_to_f16", "f64_to_f16", np.uint16),
+    "bf": ("bf16_to_f32", "f32_to_bf16", "f64_to_bf16", np.uint16),
+    "e4": ("e4m3_to_f32", "f32_to_e4m3", "f64_to_e4m3", np.uint8),
+    "e5": ("e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2", np.uint8),
 }
-_NARROW_TAG = {"float16": "f16", "bfloat16": "bf16", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
-_ORDERING = ("less", "less_equal", "greater", "greater_equal")
+_REAL_PART = {"c8": D.float32, "c16": D.float64}
 _MAX_STRIDED_NDIM = 4
 
 
 # ---------------------------------------------------------------------------------------------
-# Compiled helpers the generated kernels need beyond _numba_math (overloads: inlined, typed per
-# argument type, cached as part of each kernel).
-
-def gpc_divide(a, b):
-    """NumPy's complex division (Smith's algorithm with a reciprocal); Numba's differs by an ulp."""
-    raise NotImplementedError("only callable from compiled kernels")
-
-
-@overload(gpc_divide, jit_options={"error_model": "numpy"})
-def _ov_gpc_divide(a, b):
-    if not isinstance(a, types.Complex) or a != b:
-        return None
-    ftype, ctype = as_dtype(a.underlying_float).type, as_dtype(a).type
-    zero, one = ftype(0), ftype(1)
-
-    def impl(a, b):
-        ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-        abs_br, abs_bi = abs(br), abs(bi)
-        if abs_br >= abs_bi:
-            if abs_br == zero and abs_bi == zero:
-                return ctype(complex(ar / abs_br, ai / abs_bi))   # complex inf / nan, as numpy
-            rat = bi / br
-            scl = one / (br + bi * rat)
-            return ctype(complex((ar + ai * rat) * scl, (ai - ar * rat) * scl))
-        rat = br / bi
-        scl = one / (bi + br * rat)
-        return ctype(complex((ar * rat + ai) * scl, (ai * rat - ar) * scl))
-    return impl
-
-
-def _complex_order(name, strict, greater):
-    def public(a, b):
-        raise NotImplementedError("only callable from compiled kernels")
-    public.__name__ = public.__qualname__ = name
-
-    @overload(public, jit_options={"error_model": "numpy"})
-    def _ov(a, b):
-        if not isinstance(a, types.Complex) or a != b:
-            return None
-
-        # numpy's CLT/CLE/CGT/CGE: lexicographic; a NaN imaginary part only counts on ties
-        if greater and strict:
-            return lambda a, b: ((a.real > b.real) & (a.imag == a.imag) & (b.imag == b.imag)) | \
-                ((a.real == b.real) & (a.imag > b.imag))
-        if greater:
-            return lambda a, b: ((a.real > b.real) & (a.imag == a.imag) & (b.imag == b.imag)) | \
-                ((a.real == b.real) & (a.imag >= b.imag))
-        if strict:
-            return lambda a, b: ((a.real < b.real) & (a.imag == a.imag) & (b.imag == b.imag)) | \
-                ((a.real == b.real) & (a.imag < b.imag))
-        return lambda a, b: ((a.real < b.real) & (a.imag == a.imag) & (b.imag == b.imag)) | \
-            ((a.real == b.real) & (a.imag <= b.imag))
-    return public
-
-
-gpc_less = _complex_order("gpc_less", True, False)
-gpc_less_equal = _complex_order("gpc_less_equal", False, False)
-gpc_greater = _complex_order("gpc_greater", True, True)
-gpc_greater_equal = _complex_order("gpc_greater_equal", False, True)
-
-
-def _narrow_nextafter(tag):
-    widen, narrow = getattr(_numba_math, f"{tag}_to_f32"), getattr(_numba_math, f"f32_to_{tag}")
-    sign = 0x80 if tag.startswith("e") else 0x8000
-    storage = np.uint8 if tag.startswith("e") else np.uint16
-
-    def public(a, b):
-        raise NotImplementedError("only callable from compiled kernels")
-    public.__name__ = public.__qualname__ = f"gpn_nextafter_{tag}"
-
-    @overload(public, jit_options={"error_model": "numpy"})
-    def _ov(a, b):
-        if a != types.float32 or b != types.float32:
-            return None
-
-        def impl(a, b):
-            # a and b hold exact narrow values (widened): step a's bit pattern by one toward b,
-            # as numpy's npy_half_nextafter and ml_dtypes' nextafter do.
-            if (a != a) | (b != b):
-                return a + b
-            if a == b:
-                return b
-            if a == 0:
-                bits = 1 | (sign if b < 0 else 0)
-            else:
-                bits = np.int64(narrow(a))
-                bits = bits + 1 if (a < b) == (a > 0) else bits - 1
-            return widen(storage(bits))
-        return impl
-    return public
-
-
-def gpf_ftz(x):
-    """Flush a subnormal to a zero of its sign (XLA runs with FTZ/DAZ: JAX's semantics)."""
-    raise NotImplementedError("only callable from compiled kernels")
-
-
-@overload(gpf_ftz, jit_options={"error_model": "numpy"})
-def _ov_gpf_ftz(x):
-    if isinstance(x, types.Float):
-        tiny, zero = as_dtype(x).type(np.finfo(as_dtype(x)).tiny), as_dtype(x).type(0)
-        return lambda x: x if (abs(x) >= tiny) | (x != x) else np.copysign(zero, x)
-    if isinstance(x, types.Complex):
-        ftype, ctype = as_dtype(x.underlying_float).type, as_dtype(x).type
-        tiny, zero = ftype(np.finfo(ftype).tiny), ftype(0)
-
-        def impl(x):
-            re, im = x.real, x.imag
-            re = re if (abs(re) >= tiny) | (re != re) else np.copysign(zero, re)
-            im = im if (abs(im) >= tiny) | (im != im) else np.copysign(zero, im)
-            return ctype(complex(re, im))
-        return impl
-    return lambda x: x
-
-
-gpn_nextafter_f16 = _narrow_nextafter("f16")
-gpn_nextafter_bf16 = _narrow_nextafter("bf16")
-gpn_nextafter_e4m3 = _narrow_nextafter("e4m3")
-gpn_nextafter_e5m2 = _narrow_nextafter("e5m2")
-
-
-# ---------------------------------------------------------------------------------------------
-# Source generation
+# Source generation: an ir.Kernel becomes a small Python module of njit loops. Values live in
+# Numba scalars of their carrier type (float32 for narrow floats); every node is one local.
 
 def _np(d: D.DType) -> str:
     return f"np.{d.numpy.type.__name__}"
 
 
-def _convert(expr: str, src: D.DType, dst: D.DType) -> str:
-    """Source converting ``expr`` (a value of ``src``; not a narrow float) to ``dst`` (not narrow)."""
+def _no_cpu_storage(d: D.DType):
+    return TypeError(f"{d.name} has no numpy storage, so the CPU engine has no kernel for it: cast to "
+                     f"{'complex64' if d.kind == 'c' else 'float32'} first, or run on a CUDA device")
+
+
+def _cast(expr: str, src: D.DType, dst: D.DType) -> str:
+    """Source converting ``expr`` (a value of ``src`` in its carrier type) to ``dst`` (its carrier
+    type), as NumPy / ml_dtypes astype converts."""
     if src is dst:
         return expr
+    if src.numpy is None or dst.numpy is None:
+        raise _no_cpu_storage(src if src.numpy is None else dst)
     if dst.kind == "b":
-        return f"({expr} != 0)"
+        return f"gp_truth({expr})"
+    if dst.is_narrow_float:
+        widen, from_f32, from_f64, _ = _NARROW[dst.code]
+        return f"{widen}({_round_to_narrow(expr, src, from_f32, from_f64)})"
+    if src.is_narrow_float and dst is D.float32:
+        return expr   # the carrier already is float32
     if src.kind == "c" and dst.kind != "c":
-        return f"{_np(dst)}(({expr}).real)"
+        expr, src = f"({expr}).real", _REAL_PART[src.code]
     return f"{_np(dst)}({expr})"
 
 
-def _read(elem: str, src: D.DType, dst: D.DType, via: D.DType | None = None) -> str:
-    """Source reading a stored element of ``src`` as ``dst`` (the compute dtype, or bool).
-
-    ``via``: the promoted dtype. When it is a narrow float the frameworks cast each input to it
-    before computing in float32 (NumPy's loop dtype, PyTorch's common dtype), which rounds: int8
-    100 is 96 in float8_e4m3fn, int16 257 is 256 in bfloat16. So the value goes through it."""
-    if via is not None and via is not src and via.name in _NARROW and not _exact_in(src, via):
-        widen, _, f64_to, _ = _NARROW[via.name]
-        wide = _read(elem, src, D.float64)
-        return _convert(f"{widen}({f64_to}({wide}))", D.float32, dst)
-    if src.name in _NARROW:
-        return _convert(f"{_NARROW[src.name][0]}({elem})", D.float32, dst)
-    return _convert(elem, src, dst)
+def _round_to_narrow(expr: str, src: D.DType, from_f32: str, from_f64: str) -> str:
+    """The narrow bit pattern nearest ``expr``: one rounding from float32 or float64 (ints and
+    bools through float64, where they are exact up to 2**53)."""
+    if src.kind == "c":
+        expr, src = f"({expr}).real", _REAL_PART[src.code]
+    if src.is_narrow_float or src is D.float32:
+        return f"{from_f32}({expr})"
+    if src is D.float64:
+        return f"{from_f64}({expr})"
+    return f"{from_f64}(np.float64({expr}))"
 
 
-def _exact_in(src: D.DType, via: D.DType) -> bool:
-    """Whether every value of ``src`` is exact in the narrow float ``via`` (no rounding step)."""
-    if src.kind == "b":
-        return True
-    return src.name in ("int8", "uint8") and via.name in ("float16", "bfloat16")
+def _apply(node, args) -> str:
+    expr = node.expr
+    for k in reversed(range(len(args))):   # why: in1 before in10 never matters with <= 3 operands, but be safe
+        expr = expr.replace(f"in{k}", args[k])
+    d = node.dtype
+    return f"bool({expr})" if d.kind == "b" else f"{_np(d)}({expr})"
 
 
-def _write(expr: str, compute: D.DType, result: D.DType) -> str:
-    """Source turning ``expr`` (a value of ``compute``, or bool for predicates) into the stored
-    element of ``result``. Numba widens small ints (int8 + int8 is int64), so ints are cast back."""
-    if result.name in _NARROW:
-        _, f32, f64, _ = _NARROW[result.name]
-        if compute is D.float32:
-            return f"{f32}({expr})"
-        if compute is D.float64:
-            return f"{f64}({expr})"
-        return f"{f64}({_convert(expr, compute, D.float64)})"
-    if result.kind == "b":
-        return f"bool({expr})"
-    if compute.kind == "c" and result.kind != "c":
-        return f"{_np(result)}(({expr}).real)"
-    return f"{_np(result)}({expr})"
+def _const(node) -> str:
+    d = node.dtype
+    if d.kind == "b":
+        return "True" if node.value else "False"
+    return f"{_np(d)}({node.value!r})"
 
 
-def _expression(plan) -> str:
-    """The op's kernel expression for this plan's compute dtype (ops.py gives the generic one)."""
-    op, c = plan.op, plan.compute
-    expr = OPS[op].expr
-    if c.kind == "b":
-        # NumPy's bool loops are logical: True + True is True (or), True * False is False (and)
-        expr = {"add": "in0 | in1", "multiply": "in0 & in1"}.get(op, expr)
-    elif c.kind == "c":
-        if op == "true_divide":
-            expr = "gpc_divide(in0, in1)"
-        elif op in _ORDERING:
-            expr = f"gpc_{op}(in0, in1)"
-    elif _int_division(plan) == "xla":
-        expr = expr.replace("gp_floor_divide(", "gp_floor_divide_xla(").replace("gp_remainder(", "gp_remainder_xla(")
-    if op == "nextafter" and plan.result.name in _NARROW:
-        # why: the step is one ulp of the narrow result type, not of the float32 compute type
-        expr = f"gpn_nextafter_{_NARROW_TAG[plan.result.name]}(in0, in1)"
-    return expr
+def _param_names(kernel):
+    return [f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params]
 
 
-def _via(plan):
-    """The promoted dtype when inputs are rounded through it (a narrow float), else None."""
-    promoted = getattr(plan, "promoted", None)
-    return promoted if promoted is not None and promoted.name in _NARROW else None
+def _body(kernel, index: str, indent: str) -> list[str]:
+    """One element: every step of the DAG once, the store and the checks."""
+    def param(p):
+        if p.folded:
+            return f"s{p.index}"
+        elem = f"x{p.index}[{index}]"
+        return f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
 
-
-def _int_division(plan):
-    """The integer-division semantics when the kernel depends on them, else None."""
-    if plan.op in ("floor_divide", "remainder") and plan.compute.kind in "ui":
-        return "xla" if plan.int_division == "xla" else "numpy"
-    return None
-
-
-# Ops XLA lowers to bit operations (select, sign-bit and integer steps): FTZ/DAZ do not touch them,
-# so jnp.where / copysign / nextafter keep subnormals (observed, JAX 0.10.2 on the CPU).
-_BITWISE_FLOAT_OPS = ("where", "copysign", "nextafter")
-
-
-def _ftz(plan) -> bool:
-    """Subnormals flushed to zero (a Plan flag for JAX / XLA; False where the Plan has none)."""
-    return (bool(getattr(plan, "flush_subnormals", False)) and plan.compute.kind in "fc"
-            and plan.op not in _BITWISE_FLOAT_OPS)
-
-
-def kernel_key(plan):
-    """What the generated code depends on: plans of different policies that compute the same
-    thing share one kernel (numpy's and torch's float32 add are one)."""
-    via = _via(plan)
-    return (plan.op, tuple(d.name for d in plan.inputs), plan.folded, plan.compute.name, plan.result.name,
-            via.name if via is not None else None, _int_division(plan), _ftz(plan))
-
-
-def _params(plan):
-    return [f"s{i}" if f else f"x{i}" for i, f in enumerate(plan.folded)] + ["out"]
-
-
-def _body(plan, index: str, indent: str) -> list[str]:
-    lines, ftz = [], _ftz(plan)
-    for i, (src, folded) in enumerate(zip(plan.inputs, plan.folded)):
-        cond = plan.op == "where" and i == 0
-        via = None if cond else _via(plan)
-        read = f"s{i}" if folded else _read(f"x{i}[{index}]", src, D.bool if cond else plan.compute, via)
-        lines.append(f"{indent}in{i} = " + (f"gpf_ftz({read})" if ftz and not cond else read))
-    expr = _expression(plan)
-    if ftz and plan.result.kind in "fc":
-        expr = f"gpf_ftz({expr})"
-    lines.append(f"{indent}out[{index}] = {_write(expr, plan.compute, plan.result)}")
+    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
+    lines = [f"{indent}{name} = {value}" for name, _, value in steps]
+    out = kernel.out
+    if out.numpy is None:
+        raise _no_cpu_storage(out)
+    if out.is_narrow_float:
+        _, from_f32, from_f64, _ = _NARROW[out.code]
+        src = direct if direct is not None else kernel.value
+        stored = _round_to_narrow(names[src], src.dtype, from_f32, from_f64)
+    else:
+        stored = names[kernel.value]
+    lines.append(f"{indent}out[{index}] = {stored}")
+    for k, check in enumerate(kernel.checks):
+        lines.append(f"{indent}if {names[check.cond]}:")
+        lines.append(f"{indent}    flags[{k}] = 1")
     return lines
 
 
-def source(plan) -> str:
-    """The generated Python/Numba source for ``plan`` (readable: print it to debug a kernel)."""
-    params = ", ".join(_params(plan))
-    op, inputs, folded, compute, result, via, division, ftz = kernel_key(plan)
+def source(kernel) -> str:
+    """The generated Python/Numba source of an ir.Kernel (or of a Plan's one-node kernel): print
+    it to read or debug a kernel."""
+    kernel = _as_kernel(kernel)
+    params = ", ".join(_param_names(kernel) + ["out"] + (["flags"] if kernel.checks else []))
+    listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
     lines = [
-        f'"""gpupromote CPU kernel (generator v{GENERATOR_VERSION}), generated for:',
-        f"    op={op} inputs={list(inputs)} folded={list(folded)}",
-        f"    compute={compute} result={result}" + (f" inputs rounded through {via}" if via else "")
-        + (f" integer division: {division}" if division else "") + (" subnormals flushed" if ftz else ""),
+        f'"""gpupromote CPU kernel (generator v{GENERATOR_VERSION}) of the IR:',
+        listing,
         'Written once by gpupromote.backends.cpu_numba and imported from here so that Numba can cache',
         'the compiled code on disk. Do not edit."""',
         "import numpy as np",
-        "from numba import njit",
+        "from gpupromote.backends._numba_cache import cached_njit",
         "from gpupromote.backends._numba_math import *  # noqa: F401,F403",
-        "from gpupromote.backends.cpu_numba import (gpc_divide, gpc_less, gpc_less_equal, gpc_greater,  # noqa",
-        "    gpc_greater_equal, gpn_nextafter_f16, gpn_nextafter_bf16, gpn_nextafter_e4m3, gpn_nextafter_e5m2, gpf_ftz)",
+        "from gpupromote.backends._numba_elementwise import *  # noqa: F401,F403",
         "",
-        "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError",
-        "_jit = njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
+        "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError. Cached in the",
+        "# tag folder beside this file, where a damaged cache file is dropped, not fatal.",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
         "",
         "",
         "@_jit",
         f"def flat({params}):",
         "    for i in range(out.shape[0]):",
-        *_body(plan, "i", "        "),
+        *_body(kernel, "i", "        "),
     ]
     for nd in range(1, _MAX_STRIDED_NDIM + 1):
         idx = ", ".join(f"i{d}" for d in range(nd))
-        # Not decorated here: Kernel.strided() jits it on first use (a cheaper module import).
+        # Not decorated here: _Compiled.strided() jits it on first use (a cheaper module import).
         lines += ["", "", f"def strided{nd}({params}):"]
         for d in range(nd):
             lines.append(f"{'    ' * (d + 1)}for i{d} in range(out.shape[{d}]):")
-        lines += _body(plan, idx, "    " * (nd + 1))
+        lines += _body(kernel, idx, "    " * (nd + 1))
     return "\n".join(lines) + "\n"
 
 
+def _as_kernel(k) -> ir.Kernel:
+    """An ir.Kernel, or the one-node kernel of a Plan."""
+    return k if isinstance(k, ir.Kernel) else ir.from_plan(k)
+
+
+def kernel_key(plan):
+    """What the generated code depends on: the IR kernel (equal for plans of different policies
+    that compute the same thing: numpy's and torch's float32 add are one)."""
+    return _as_kernel(plan)
+
+
 def _load_module(src: str):
-    """Import the module for ``src`` from the kernel directory (writing it once)."""
+    """The module for ``src``, executed from the in-memory text and filed as
+    ``<kernel dir>/_gpk_<hash>.py``, the file Numba's disk cache is keyed on (written once,
+    atomically; a copy that differs from ``src`` is damaged and is written again)."""
     name = "_gpk_" + hashlib.sha1(src.encode()).hexdigest()[:24]
     mod = sys.modules.get(name)
     if mod is not None:
         return mod
-    path = KERNEL_DIR / f"{name}.py"
-    if not path.exists():
-        # why: never rewrite an existing file - Numba's disk cache is keyed on its mtime and size.
-        tmp = KERNEL_DIR / f".{name}.{os.getpid()}.tmp"
-        tmp.write_text(src)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass  # another process won the race with the same content
-        finally:
-            tmp.unlink()
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
+    path = _module_file(name, src)
+    claim_dir(path.parent)
+    mod = _pytypes.ModuleType(name)
+    mod.__file__ = str(path)
     sys.modules[name] = mod
     try:
-        spec.loader.exec_module(mod)
+        # why: compiled from `src`, not read back: a damaged file can never become the code that runs
+        exec(compile(src, str(path), "exec"), mod.__dict__)
     except BaseException:
         del sys.modules[name]
         raise
     return mod
+
+
+def _module_file(name: str, src: str) -> Path:
+    """Where the kernel module ``name`` lives: the first folder of READ_DIRS holding an intact copy;
+    else it is written (again) to WRITE_DIR."""
+    for folder in READ_DIRS:
+        path = folder / f"{name}.py"
+        try:
+            with open(path, encoding="utf-8") as f:
+                on_disk = f.read()
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            drop_damaged(path, exc)
+            continue
+        if on_disk == src:
+            return path
+        drop_damaged(path, f"{len(on_disk)} characters where the generated module has {len(src)}, "
+                           "or other text")
+    path = WRITE_DIR / f"{name}.py"
+    if WRITE_DIR != KERNEL_DIR:
+        warn_once(("unwritable", str(KERNEL_DIR)),
+                  f"gpupromote: the kernel cache {KERNEL_DIR} cannot be written; it is read, and new kernels "
+                  f"are cached in {WRITE_DIR}")
+    # a concurrent writer writes the same text, and the rename is atomic: any winner is right
+    if not write_atomically(path, src):
+        raise OSError(f"gpupromote: cannot write the kernel module {path}")
+    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,19 +294,19 @@ def _coalesce(ins, out):
     return arrays[1:], arrays[0]
 
 
-class Kernel:
-    """The compiled functions of one plan, and how to call them on arrays of any layout."""
+class _Compiled:
+    """The compiled functions of one ir.Kernel, and how to call them on arrays of any layout."""
 
-    def __init__(self, plan):
-        self.plan = plan
-        self.source = source(plan)
+    def __init__(self, kernel: ir.Kernel):
+        self.kernel = kernel
+        self.source = source(kernel)
         self.module = _load_module(self.source)
         self.flat = self.module.flat
         self._strided = {}
-        self._caller_plan = plan
-        self.arrays = [i for i, f in enumerate(plan.folded) if not f]
-        self.views = [None if f else _storage_view(d) for d, f in zip(plan.inputs, plan.folded)]
-        self.out_view = _storage_view(plan.result)
+        self.arrays = kernel.arrays
+        self.views = [None if p.folded else _storage_view(p.dtype) for p in kernel.params]
+        self.out_view = _storage_view(kernel.out)
+        self.nflags = len(kernel.checks)
 
     def strided(self, ndim):
         fn = self._strided.get(ndim)
@@ -464,9 +314,11 @@ class Kernel:
             fn = self._strided[ndim] = self.module._jit(getattr(self.module, f"strided{ndim}"))
         return fn
 
-    def __call__(self, args, out, plan=None):
-        # plan: the caller's (kernels are shared between policies), for error messages
-        self._caller_plan = plan or self.plan
+    def __call__(self, args, out, context=None, flags=None):
+        """Evaluate into ``out``. ``context``: the caller's plan (or any object with a
+        ``describe()``-able label), named in compile errors; ``flags``: a uint8 array of
+        len(kernel.checks) the checks set (kernels with checks only)."""
+        tail = (flags,) if self.nflags else ()
         args = list(args)
         for i in self.arrays:
             v = self.views[i]
@@ -477,59 +329,61 @@ class Kernel:
         arrays = [args[i] for i in self.arrays]
         if all(a.shape == shape for a in arrays):
             if o.ndim == 1:
-                return _launch(self, self.flat, args, o)
+                return _launch(self, self.flat, args, o, tail, context)
             if all(a.flags.c_contiguous for a in arrays) and o.flags.c_contiguous:
                 for i in self.arrays:
                     args[i] = args[i].reshape(-1)
-                return _launch(self, self.flat, args, o.reshape(-1))
-        if o.ndim == 0:
+                return _launch(self, self.flat, args, o.reshape(-1), tail, context)
+        if o.size == 1:   # why: also (1, 1) from broadcast operands, which _coalesce would make 0-d
             for i in self.arrays:
                 args[i] = args[i].reshape(1)
-            return _launch(self, self.flat, args, o.reshape(1))
+            return _launch(self, self.flat, args, o.reshape(1), tail, context)
         ins = [np.broadcast_to(a, shape) for a in arrays]
         ins, o = _coalesce(ins, o)
         for i, a in zip(self.arrays, ins):
             args[i] = a
         if o.ndim <= _MAX_STRIDED_NDIM:
-            return _launch(self, self.strided(o.ndim), args, o)
+            return _launch(self, self.strided(o.ndim), args, o, tail, context)
         fn, lead = self.strided(_MAX_STRIDED_NDIM), o.ndim - _MAX_STRIDED_NDIM
         for idx in itertools.product(*(range(n) for n in o.shape[:lead])):
             sub = list(args)
             for i in self.arrays:
                 sub[i] = args[i][idx]
-            _launch(self, fn, sub, o[idx])
+            _launch(self, fn, sub, o[idx], tail, context)
 
 
 def _storage_view(d: D.DType):
-    narrow = _NARROW.get(d.name)
+    narrow = _NARROW.get(d.code)
     return None if narrow is None else np.dtype(narrow[3])
 
 
-def _launch(kernel, fn, args, out):
+def _launch(compiled, fn, args, out, tail, context):
     try:
-        fn(*args, out)
+        fn(*args, out, *tail)
     except numba_errors.NumbaError as exc:
-        raise _no_kernel(getattr(kernel, "_caller_plan", kernel.plan), exc) from None
+        raise _no_kernel(compiled.kernel, context, exc) from None
 
 
-def _no_kernel(plan, exc):
+def _no_kernel(kernel, context, exc):
     """A Numba compile failure as the clear TypeError users see (never a raw Numba traceback)."""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     why = next((ln for ln in lines if "TypingError:" in ln or "unsupported" in ln), lines[0] if lines else "")
-    return TypeError(f"policy {plan.policy!r}, {plan.op}: the CPU engine has no kernel for inputs "
-                     f"{[d.name for d in plan.inputs]} computed in {plan.compute.name} -> {plan.result.name} "
-                     f"({why[:200]}). Print gp.backends.cpu_numba.source(plan) for the generated code")
+    what = (f"policy {context.policy!r}, {context.op}: " if hasattr(context, "policy") else "") + \
+        f"the CPU engine has no kernel for {kernel.label} on inputs {[p.dtype.name for p in kernel.params]}"
+    return TypeError(f"{what} -> {kernel.out.name} ({why[:200]}). Print gp.backends.cpu_numba.source(...) "
+                     f"of the kernel for the generated code:\n{kernel.text}")
 
 
 _kernels: dict = {}
 
 
-def kernel_for(plan) -> Kernel:
-    """The kernel for ``plan`` (memory cache by kernel_key(plan); compiled lazily per layout)."""
-    key = kernel_key(plan)
-    k = _kernels.get(key)
+def kernel_for(kernel) -> _Compiled:
+    """The compiled kernel of an ir.Kernel or a Plan (memory cache by the IR; compiled lazily per
+    layout)."""
+    kernel = _as_kernel(kernel)
+    k = _kernels.get(kernel)
     if k is None:
-        k = _kernels[key] = Kernel(plan)
+        k = _kernels[kernel] = _Compiled(kernel)
     return k
 
 
@@ -544,7 +398,23 @@ def kernel_for(plan) -> Kernel:
 # the most memory kept (default 256; 0 turns the pool off).
 
 _POOL_MIN_BYTES = 1 << 22          # 4 MiB: below it, np.empty is cheap (and NumPy caches)
-_POOL_CAP = int(os.environ.get("GPUPROMOTE_CPU_POOL_MB", "256")) << 20
+
+
+def _pool_cap_from_environment() -> int:
+    """GPUPROMOTE_CPU_POOL_MB in bytes (default 256 MiB); a value that is not a whole number >= 0
+    is an error naming the variable, raised by the first op."""
+    text = os.environ.get("GPUPROMOTE_CPU_POOL_MB", "256")
+    try:
+        mib = int(text.strip())
+    except ValueError:
+        mib = -1
+    if mib < 0:
+        raise ValueError(f"GPUPROMOTE_CPU_POOL_MB={text!r} is not a whole number of MiB >= 0: set it to the "
+                         f"most memory the CPU output pool may keep, e.g. 256 (the default), or 0 to turn it off")
+    return mib << 20
+
+
+_POOL_CAP = _pool_cap_from_environment()
 _pool: dict = {}                   # nbytes -> [uint8 buffers]
 _pool_bytes = [0]
 
@@ -566,6 +436,8 @@ _FINALIZER_REFS = _refs_in_finalizer()
 def _give_back(raw):
     if sys.getrefcount(raw) > _FINALIZER_REFS or _pool_bytes[0] + raw.nbytes > _POOL_CAP:
         return
+    if not raw.flags.writeable:
+        return   # why: made read-only through a view's .base: it cannot be an output again
     _pool.setdefault(raw.nbytes, []).append(raw)
     _pool_bytes[0] += raw.nbytes
 
@@ -628,7 +500,7 @@ def _fast_runner(plan, converters):
                             return out
                         return _nd_same_shape(flat, a, b, None, None, None, res_np)
                     except numba_errors.NumbaError as exc:
-                        raise _no_kernel(plan, exc) from None
+                        raise _no_kernel(k.kernel, plan, exc) from None
                 return run
 
             def run(a, b):
@@ -641,7 +513,7 @@ def _fast_runner(plan, converters):
                         return out
                     return _nd_same_shape(flat, a, b, v0, v1, vo, res_np)
                 except numba_errors.NumbaError as exc:
-                    raise _no_kernel(plan, exc) from None
+                    raise _no_kernel(k.kernel, plan, exc) from None
             return run
         if c0 is None or c1 is None:
             arr_first = c0 is None
@@ -666,7 +538,7 @@ def _fast_runner(plan, converters):
                     else:
                         flat(conv(s), x, o)
                 except numba_errors.NumbaError as exc:
-                    raise _no_kernel(plan, exc) from None
+                    raise _no_kernel(k.kernel, plan, exc) from None
                 return out
             return run
         return None
@@ -683,11 +555,11 @@ def _fast_runner(plan, converters):
                 kargs.append(x)
             else:
                 kargs.append(conv(x))
-        if shape is None or (len(shape) != 1 and not all(a.flags.c_contiguous for a, c in zip(kargs, converters)
-                                                          if c is None)):
-            return None
+        if not shape or (len(shape) != 1 and not all(a.flags.c_contiguous for a, c in zip(kargs, converters)
+                                                     if c is None)):
+            return None   # no array, or 0-d ones (the fast key does not say the rank): the full path
         out = empty(shape, res_np)
-        k(kargs, out)
+        k(kargs, out, plan)
         return out
     return run
 
@@ -702,6 +574,9 @@ class _CpuBackend:
 
     def run(self, plan, args, out):
         kernel_for(plan)(args, out, plan)
+
+    def run_kernel(self, kernel, args, out, flags=None, context=None):
+        kernel_for(kernel)(args, out, context, flags)
 
     def copyto(self, dst, src):
         np.copyto(dst, src, casting="unsafe")
@@ -772,6 +647,9 @@ def warmup(policy: str, progress=None, plans=None) -> int:
 def _cmd_warmup(args) -> int:
     """``python -m gpupromote warmup --policy P``: compile with a progress bar."""
     import time
+
+    from ..policies import get_policy
+    get_policy(args.policy)   # an unknown policy is an error, not "0 kernels ready"
     width, start = 30, time.perf_counter()
 
     def bar(done, total, plan):
@@ -783,5 +661,5 @@ def _cmd_warmup(args) -> int:
     n = warmup(args.policy, progress=bar)
     sys.stderr.write("\n")
     print(f"{n} kernels ready for policy {args.policy!r} in {time.perf_counter() - start:.1f} s "
-          f"(cache: {KERNEL_DIR.parent})")
+          f"(cache: {WRITE_DIR})")
     return 0

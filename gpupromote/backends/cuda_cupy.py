@@ -35,10 +35,12 @@ Compilation and caches:
 * a kernel is compiled once per (plan, variant) and kept in memory per device;
 * compiling is _nvrtc.compile_cuda (the function the tests compile every generated source with;
   cuda-bindings' or CuPy's NVRTC binding, whichever imports) and the file name on disk is
-  _nvrtc.cache_key (source, headers' text, options, NVRTC version, arch, and for PTX the driver
-  version): the cubin (or PTX) is kept under ``$CUPY_CACHE_DIR/gpupromote`` (default
-  ``~/.cupy/kernel_cache/gpupromote``) and loaded with ``cupy.RawModule(path=...)``; a file the
-  driver refuses is deleted, with a warning naming it, and compiled again.
+  _nvrtc.cache_key (source, headers' text, options, NVRTC and gpupromote versions, arch, and for
+  PTX the driver version): the cubin (or PTX) is kept under ``$CUPY_CACHE_DIR/gpupromote`` (default
+  ``~/.cupy/kernel_cache/gpupromote``) and loaded with ``cupy.RawModule(path=...)``. A truncated or
+  overwritten file (or one the driver refuses as an image) is dropped with a ``CacheWarning`` and
+  compiled again; a read-only cache folder is read, and new cubins go to one stable writable folder
+  (backends/_disk_cache.py).
 
 Note: kernels are compiled by gpupromote and loaded from the cubin, not through
 ``cupy.RawModule(code=...)``: CuPy appends ``-ftz=true`` to every NVRTC compile it makes, which
@@ -55,13 +57,13 @@ Nothing here imports cupy at module import: the package works on a machine witho
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 
 import numpy as np
 
 from .. import dtypes as D
 from . import _cuda_source as S
+from . import _disk_cache
 
 __all__ = ["run", "storage_dtype", "empty", "copyto", "asarray", "device_index", "on_device", "available",
            "precompile", "kernel_cache_dir", "clear_memory_cache", "set_launch_config", "BACKEND", "CudaUnavailable"]
@@ -231,12 +233,22 @@ def copyto(dst, src, dst_dtype=None, src_dtype=None):
 # Compiling and caching kernels
 
 def kernel_cache_dir() -> str:
-    """Where compiled cubins are kept: $CUPY_CACHE_DIR/gpupromote (CuPy's default root otherwise)."""
+    """Where compiled cubins are kept: $CUPY_CACHE_DIR/gpupromote (CuPy's default root otherwise).
+    When it cannot be written, it is still read, and new cubins go to ``_disk_cache.fallback_dir``."""
     root = os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
     return os.path.join(root, "gpupromote")
 
 
 _targets: dict = {}   # device id -> (arch, cubin)
+
+
+def _cache_dirs() -> tuple[tuple, str]:
+    """(the folders cubins are read from, in order; the folder new ones are written to)."""
+    primary = kernel_cache_dir()
+    if _disk_cache.writable(primary):
+        return (primary,), primary
+    fallback = str(_disk_cache.fallback_dir("cuda"))
+    return (primary, fallback), fallback
 
 
 def _target(device_id: int) -> tuple[str, bool]:
@@ -276,39 +288,67 @@ def _compile(source: str, any_complex: bool, arch: str, cubin: bool, name: str) 
 
 
 def _write_atomically(path: str, data: bytes) -> bool:
+    return _disk_cache.write_atomically(path, data)
+
+
+# CUDA driver statuses that say a file is no loadable image (damaged, or built for something
+# else): INVALID_IMAGE, NO_BINARY_FOR_GPU, INVALID_PTX, UNSUPPORTED_PTX_VERSION, INVALID_SOURCE,
+# FILE_NOT_FOUND.
+_BAD_IMAGE_STATUSES = {200, 209, 218, 222, 300, 301}
+
+
+def _intact(data: bytes, ext: str) -> str | None:
+    """None when ``data`` looks like a whole cubin (ELF) or PTX file, else what is wrong with it:
+    a truncated or overwritten file is compiled again, never handed to the driver."""
+    if ext == ".ptx":
+        text = data.rstrip(b"\0").decode("ascii", errors="replace")
+        if ".version" not in text or ".target" not in text:
+            return "no .version / .target directive"
+        if text.count("{") != text.count("}") or not text.rstrip().endswith("}"):
+            return "it ends before its last function does (truncated)"
+        return None
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return f"not a 64-bit little-endian ELF file ({len(data)} bytes)"
+    field = lambda at, size: int.from_bytes(data[at:at + size], "little")  # noqa: E731
+    # Note: one byte of slack: CuPy's nvrtc.getCUBIN drops a cubin's final byte (a NUL, as if the
+    # ELF were a C string); the driver loads such files, and a cut of one more byte is caught.
+    end = len(data) + 1
+    phoff, shoff = field(0x20, 8), field(0x28, 8)
+    phentsize, phnum, shentsize, shnum = field(0x36, 2), field(0x38, 2), field(0x3A, 2), field(0x3C, 2)
+    if phoff + phentsize * phnum > end or shoff + shentsize * shnum > end or shentsize < 0x28:
+        return f"its header tables end past the end of the file ({len(data)} bytes: truncated)"
+    for i in range(shnum):
+        entry = shoff + i * shentsize
+        kind, offset, size = field(entry + 4, 4), field(entry + 0x18, 8), field(entry + 0x20, 8)
+        if kind != 8 and offset + size > end:   # 8 is SHT_NOBITS: no bytes in the file
+            return f"section {i} ends past the end of the file ({len(data)} bytes: truncated)"
+    return None
+
+
+def _load_cached(cp, path: str, ext: str, device_id: int):
+    """The module in ``path``, loaded on ``device_id``; None when there is none, or when it is
+    damaged (it is then dropped, with one CacheWarning naming it)."""
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)  # why: readers in other processes never see half a file
-        return True
-    except OSError:
-        return False
-
-
-_scratch_dir = None
-
-
-def _store(path: str, binary: bytes) -> str:
-    """Write a compiled binary to its cache file (a private scratch folder when the cache folder is
-    read-only); returns where it went."""
-    global _scratch_dir
-    if _write_atomically(path, binary):
-        return path
-    if _scratch_dir is None:
-        _scratch_dir = tempfile.mkdtemp(prefix="gpupromote-cubin-")
-    path = os.path.join(_scratch_dir, os.path.basename(path))
-    with open(path, "wb") as f:
-        f.write(binary)
-    return path
-
-
-def _load(path: str, device_id: int):
-    cp = _cupy()
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _disk_cache.drop_damaged(path, exc)
+        return None
+    problem = _intact(data, ext)
+    if problem is not None:
+        _disk_cache.drop_damaged(path, problem)
+        return None
     with cp.cuda.Device(device_id):
         module = cp.RawModule(path=path)
-        module.compile()  # why: RawModule reads the file lazily; load now so a bad file is caught here
+        try:
+            module.compile()   # why: load it now, so that a file the driver refuses is caught here
+        except cp.cuda.driver.CUDADriverError as exc:
+            if getattr(exc, "status", None) not in _BAD_IMAGE_STATUSES:
+                raise
+            _disk_cache.drop_damaged(path, exc)
+            return None
     return module
 
 
@@ -316,23 +356,26 @@ def load_module(source: str, any_complex: bool, device_id: int):
     """A cupy.RawModule for ``source``: from the disk cache, else compiled and stored there.
     Returns (module, how) with how in ("disk", "compiled") for the benchmark.
 
-    A cached file the driver refuses (truncated by a full disk, corrupted) is deleted with a
-    RuntimeWarning naming it, and the source is compiled again."""
+    A cached file that is damaged (or that the driver refuses as an image) is dropped with one
+    CacheWarning naming it, and the source is compiled again."""
+    cp = _cupy()
     path, arch, cubin = _cache_path(source, any_complex, device_id)
-    if os.path.isfile(path):
-        try:
-            return _load(path, device_id), "disk"
-        except Exception as exc:  # noqa: BLE001 - CUDA_ERROR_INVALID_IMAGE, INVALID_PTX, a read error, ...
-            import warnings
-            warnings.warn(f"gpupromote: the cached kernel file {path} could not be loaded "
-                          f"({type(exc).__name__}: {str(exc)[:200]}); it is deleted and compiled again",
-                          RuntimeWarning, stacklevel=2)
-            try:
-                os.remove(path)
-            except OSError:
-                pass
-    binary = _compile(source, any_complex, arch, cubin, f"gp_{os.path.basename(path)[:16]}.cu")
-    return _load(_store(path, binary), device_id), "compiled"
+    name, ext = os.path.basename(path), (".cubin" if cubin else ".ptx")
+    read_dirs, write_dir = _cache_dirs()
+    for folder in read_dirs:
+        module = _load_cached(cp, os.path.join(folder, name), ext, device_id)
+        if module is not None:
+            return module, "disk"
+    binary = _compile(source, any_complex, arch, cubin, f"gp_{name[:16]}.cu")
+    path = os.path.join(write_dir, name)
+    if write_dir != read_dirs[0]:
+        _disk_cache.warn_once(("unwritable", read_dirs[0]),
+                              f"gpupromote: the CUDA kernel cache {read_dirs[0]} cannot be written; it is read, "
+                              f"and new kernels are cached in {write_dir}")
+    if not _write_atomically(path, binary):
+        raise OSError(f"gpupromote: cannot write the compiled kernel to {path}")
+    with cp.cuda.Device(device_id):
+        return cp.RawModule(path=path), "compiled"
 
 
 _lock = threading.RLock()
@@ -348,14 +391,14 @@ def clear_memory_cache() -> None:
         _by_id.clear()
 
 
-def _kernel(plan, variant, device_id: int):
-    name = S.kernel_name(plan, variant)
+def _kernel(kernel, variant, device_id: int):
+    name = S.kernel_name(kernel, variant)
     k = _kernels.get((device_id, name))
     if k is None:
         with _lock:
             k = _kernels.get((device_id, name))
             if k is None:
-                module, _ = load_module(S.kernel_source(plan, variant), S.needs_complex(plan), device_id)
+                module, _ = load_module(S.kernel_source(kernel, variant), S.needs_complex(kernel), device_id)
                 k = _kernels[(device_id, name)] = module.get_function(name)
     return k
 
@@ -374,7 +417,7 @@ def _compile_to_cache(job) -> str | None:
 
 
 def precompile(items, device_id: int | None = None, group: int = 256, workers: int = 1) -> int:
-    """Compile (or load) the kernels of many (plan, variant) pairs, ``group`` kernels per NVRTC
+    """Compile (or load) the kernels of many (kernel or plan, variant) pairs, ``group`` kernels per NVRTC
     translation unit, so a test sweep or a warm-up pays one compile per group, not per kernel;
     with ``workers`` > 1 the translation units are compiled in that many spawned processes
     (NVRTC holds the GIL) into the disk cache first. Plans without a CUDA kernel are skipped.
@@ -383,6 +426,7 @@ def precompile(items, device_id: int | None = None, group: int = 256, workers: i
     dev = cp.cuda.runtime.getDevice() if device_id is None else device_id
     todo, seen = [], set()
     for plan, variant in items:
+        plan = S.as_kernel(plan)
         name = S.kernel_name(plan, variant)
         if name in seen or (dev, name) in _kernels or S.unsupported(plan):
             continue
@@ -484,7 +528,7 @@ def _broadcast_strides(a, shape):
     return strides
 
 
-def _check_element_alignment(plan, positions, arrays, out):
+def _check_element_alignment(kernel, positions, arrays, out):
     """Refuse arrays whose elements are not aligned to their size: a view that starts mid-element
     or strides by a non-multiple of the item size (cupy allows ``a[1:].view(cupy.float32)`` of a
     uint8 array, or a complex128 view 8 bytes into a buffer). The kernels load whole elements, so
@@ -499,28 +543,29 @@ def _check_element_alignment(plan, positions, arrays, out):
             where = (f"starts {offset} bytes past a {size}-byte boundary" if offset else
                      f"has a byte stride of {strides[0]}, not a multiple of its {size}-byte elements")
             raise ValueError(
-                f"{plan.op} ({', '.join(d.name for d in plan.inputs)} -> {plan.result.name}, policy "
-                f"{plan.policy!r}): {what}, a {a.dtype} view, {where}; a GPU cannot load misaligned "
+                f"{kernel.label} ({', '.join(p.dtype.name for p in kernel.params)} -> {kernel.out.name}): "
+                f"{what}, a {a.dtype} view, {where}; a GPU cannot load misaligned "
                 f"{size}-byte elements (the kernel would fail with 'misaligned address'). Copy it into "
                 f"a new array first: cupy.ascontiguousarray(x) or x.copy()")
 
 
 class _Launcher:
-    """Everything about a plan that does not change between calls, so a call is a few checks
-    and one kernel launch."""
+    """Everything about an ir.Kernel that does not change between calls, so a call is a few
+    checks and one kernel launch."""
 
-    def __init__(self, plan, device_id):
-        why = S.unsupported(plan)
+    def __init__(self, kernel, device_id):
+        why = S.unsupported(kernel)
         if why:
             raise S.UnsupportedPlan(why)
-        self.plan, self.device = plan, device_id
-        self.arrays = [i for i, f in enumerate(plan.folded) if not f]
-        self.width = S.vector_width(plan)
-        self.itemsizes = [plan.inputs[i].itemsize for i in self.arrays]
-        self.out_itemsize = plan.result.itemsize
-        self.aligns = [S.vector_alignment(plan.inputs[i], self.width) for i in self.arrays]
-        self.out_align = S.vector_alignment(plan.result, self.width)
-        self.scalars = [(i, _SCALAR_TYPES[ctype], split) for i, ctype, split in S.scalar_parameters(plan)]
+        self.kernel, self.device = kernel, device_id
+        self.arrays = kernel.arrays
+        self.width = S.vector_width(kernel)
+        self.itemsizes = [kernel.params[i].dtype.itemsize for i in self.arrays]
+        self.out_itemsize = kernel.out.itemsize
+        self.aligns = [S.vector_alignment(kernel.params[i].dtype, self.width) for i in self.arrays]
+        self.out_align = S.vector_alignment(kernel.out, self.width)
+        self.scalars = [(i, _SCALAR_TYPES[ctype], split) for i, ctype, split in S.scalar_parameters(kernel)]
+        self.nflags = len(kernel.checks)
         self.max_blocks = _max_blocks(device_id)
         self.vec = None      # kernels, loaded on first use
         self.flat = None
@@ -537,19 +582,21 @@ class _Launcher:
                 out.append(v if type(v) is t else t(v))  # the dispatcher already converted it
         return out
 
-    def __call__(self, args, out):
+    def __call__(self, args, out, flags=None):
         n = out.size
         if n == 0:
             return out
         arrays = [args[i] for i in self.arrays]
+        k = self.kernel
         for a, size in zip(arrays, self.itemsizes):
             if a.dtype.itemsize != size:
-                raise TypeError(f"{self.plan.op}: an operand has item size {a.dtype.itemsize}, the plan reads "
-                                f"{size}-byte elements ({', '.join(d.name for d in self.plan.inputs)})")
+                raise TypeError(f"{k.label}: an operand has item size {a.dtype.itemsize}, the kernel reads "
+                                f"{size}-byte elements ({', '.join(p.dtype.name for p in k.params)})")
         if out.dtype.itemsize != self.out_itemsize:
-            raise TypeError(f"{self.plan.op}: out has item size {out.dtype.itemsize}, the plan writes "
-                            f"{self.plan.result.name} ({self.out_itemsize} bytes)")
+            raise TypeError(f"{k.label}: out has item size {out.dtype.itemsize}, the kernel writes "
+                            f"{k.out.name} ({self.out_itemsize} bytes)")
         scalars = self.scalar_args(args)
+        tail = (flags,) if self.nflags else ()
         if self._flat(arrays, out, n):
             aligned = out.data.ptr % self.out_align == 0 and all(
                 a.data.ptr % al == 0 for a, al in zip(arrays, self.aligns))
@@ -557,13 +604,13 @@ class _Launcher:
                 k = self.vec or self._load_vec()
                 work = -(-n // self.width)
             else:
-                _check_element_alignment(self.plan, self.arrays, arrays, out)
+                _check_element_alignment(self.kernel, self.arrays, arrays, out)
                 k = self.flat or self._load_flat()
                 work = n
             grid = min(-(-work // _BLOCK), self.max_blocks)
-            k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays))
+            k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays, *tail))
             return out
-        return self._launch_strided(arrays, scalars, out, n)
+        return self._launch_strided(arrays, scalars, out, n, tail)
 
     @staticmethod
     def _flat(arrays, out, n):
@@ -576,15 +623,15 @@ class _Launcher:
         return False
 
     def _load_vec(self):
-        self.vec = _kernel(self.plan, ("contig", self.width), self.device)
+        self.vec = _kernel(self.kernel, ("contig", self.width), self.device)
         return self.vec
 
     def _load_flat(self):
-        self.flat = _kernel(self.plan, ("contig", 1), self.device)
+        self.flat = _kernel(self.kernel, ("contig", 1), self.device)
         return self.flat
 
-    def _launch_strided(self, arrays, scalars, out, n):
-        _check_element_alignment(self.plan, self.arrays, arrays, out)
+    def _launch_strided(self, arrays, scalars, out, n, tail=()):
+        _check_element_alignment(self.kernel, self.arrays, arrays, out)
         shape = out.shape
         strides_list = [list(out.strides)] + [_broadcast_strides(a, shape) for a in arrays]
         extents, strides = _coalesce(shape, strides_list)
@@ -594,10 +641,10 @@ class _Launcher:
         key = (ndim, bits)
         k = self.strided.get(key)
         if k is None:
-            k = self.strided[key] = _kernel(self.plan, ("strided", ndim, bits), self.device)
+            k = self.strided[key] = _kernel(self.kernel, ("strided", ndim, bits), self.device)
         grid = min(-(-n // _BLOCK), self.max_blocks)
         params = [np.int64(e) for e in extents] + [np.int64(s) for st in strides for s in st]
-        k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays, *params))
+        k((grid,), (_BLOCK,), (np.int64(n), *scalars, out, *arrays, *tail, *params))
         return out
 
 
@@ -605,25 +652,27 @@ _by_id: dict = {}       # (id(plan), device) -> (plan, _Launcher): the hot path,
 
 
 def _launcher(plan):
+    """The launcher of a plan's one-node kernel, or of an ir.Kernel."""
     dev = _cupy().cuda.runtime.getDevice()
     hit = _by_id.get((id(plan), dev))
     if hit is not None and hit[0] is plan:  # why: the entry holds the plan, so its id is not reused
         return hit[1]
-    key = (dev, plan)  # equal plans (resolve caches most; value-checked ones are copies) share one
+    key = (dev, S.as_kernel(plan))  # plans that compute the same thing share one kernel
     L = _launchers.get(key)
     if L is None:
-        L = _launchers[key] = _Launcher(plan, dev)
+        L = _launchers[key] = _Launcher(key[1], dev)
     if len(_by_id) > 4096:  # plans rebuilt per call (Python int range checks) must not pile up
         _by_id.clear()
     _by_id[(id(plan), dev)] = (plan, L)
     return L
 
 
-def run(plan, args, out):
-    """Evaluate ``plan`` into ``out`` (a CuPy array of the broadcast shape in plan.result's storage
-    dtype). ``args[i]``: a CuPy array (any strides, broadcastable) unless ``plan.folded[i]``, then
-    the scalar already converted to the compute dtype (``np.bool_`` for where's condition)."""
-    return _launcher(plan)(args, out)
+def run(plan, args, out, flags=None):
+    """Evaluate ``plan`` (a Plan or an ir.Kernel) into ``out`` (a CuPy array of the broadcast shape
+    in the result's storage dtype). ``args[i]``: a CuPy array (any strides, broadcastable) unless
+    operand i is folded, then the scalar already converted to the type the kernel takes it in
+    (``np.bool_`` for where's condition). ``flags``: a device uint8 array, one byte per check."""
+    return _launcher(plan)(args, out, flags)
 
 
 def fast_runner(plan, converters):
@@ -670,6 +719,10 @@ class _CudaBackend:
     @staticmethod
     def run(plan, args, out):
         run(plan, args, out)
+
+    @staticmethod
+    def run_kernel(kernel, args, out, flags=None, context=None):
+        run(kernel, args, out, flags)
 
     @staticmethod
     def copyto(dst, src, dst_dtype=None, src_dtype=None):

@@ -77,6 +77,15 @@ class Policy:
     source: str = ""               # where the rules come from (seed document / framework source)
     routes: dict = field(default_factory=dict)       # paddle: op -> (tensors, zero-dim, scalars): the code path each
                                                      # kind of operand takes to the kernel (see policies/paddle.py)
+    nary: bool = False             # the framework promotes any number of operands together (np.result_type,
+                                   # jnp.result_type, ...); False: two at a time only, n-ary result_type refused
+    weak_arrays: dict = field(default_factory=dict)  # dtype -> weak lattice node of a weakly typed array of it
+                                                     # (JAX weak types, TF WeakTensor); empty: no weak arrays
+    all_weak_by_strong: bool = False  # JAX: when every operand is weak, the join of their strong dtypes gives the
+                                      # result's kind (then its default dtype, weakly typed)
+    out_rule: str = "same_kind"    # how a result is stored into an out= array (resolve.STORE_RULES)
+    inplace_rule: str = "same_kind"  # ... into one of the op's own operands (x += y, out= an input)
+    negative_shift_arrays_refused: bool = False  # a shift by an array holding a negative count raises (ValueError)
 
     def int_range(self, target: D.DType, position: int = 0):
         """(lo, hi, name to report, exception) a Python int must lie in when it meets ``target``

@@ -49,6 +49,9 @@ ARRAY_API = Policy(
     check_array_kinds=True,  # array-api-strict checks the arrays' dtypes before a Python scalar joins,
     refuses={"floor_divide": "c", "remainder": "c", "fmod": "c"},  # then NumPy's kernels decide
     scalar_kinds={"b": "b", "i": "uifc", "f": "fc", "c": "fc"},
+    negative_shift_arrays_refused=True,  # bitwise_left_shift: "only defined for x2 >= 0", arrays too
+    nary=True,  # xp.result_type(*arrays_and_dtypes)
+    inplace_rule="same_dtype",  # "x1 += x2" must not change x1's dtype (array-api-strict: TypeError)
     op_rules={"true_divide": "DEFAULT", **{op: "DEFAULT" for op in _REAL_FLOAT}},
     # The standard's dtype categories per function (numeric = no bool).
     accepts={"add": "uifc", "subtract": "uifc", "multiply": "uifc", "true_divide": "fc", "power": "uifc",

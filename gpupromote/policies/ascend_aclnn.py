@@ -46,5 +46,6 @@ ASCEND = replace(
     promote=PairTable(parse_grid(PROMOTE, _code)),
     dtypes=frozenset(_code(c) for c in "f4 f2 f8 bf i1 u1 i2 i4 i8 c4 c8 c16 b1 u2 u4 u8".split()),
     op_overrides={},
+    nary=False,  # an asymmetric pair table: the document defines no promotion of three or more inputs
     source="Huawei CANN aclnn documentation, 互推导关系 (type promotion), seed document 004",
 )

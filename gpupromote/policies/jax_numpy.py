@@ -26,6 +26,10 @@ LATTICE = {
     "c*": ["complex64"], "complex64": ["complex128"], "complex128": [],
 }
 
+# With x64 off JAX avoids forming a 64-bit type from 32-bit inputs: its one such edge, uint32 ->
+# int64, becomes uint32 -> int32 (_type_promotion_lattice(x64=False)).
+LATTICE_X32 = {**LATTICE, "uint32": ["int32", "uint64"]}
+
 _INTS = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"]
 _FLOATS = ["float16", "bfloat16", "float32", "float64", *_FLOAT8]
 
@@ -34,6 +38,11 @@ STRICT_LATTICE = {
     "i*": ["f*", *_INTS], "f*": ["c*", *_FLOATS], "c*": ["complex64", "complex128"],
     **{t: [] for t in ["bool", *_INTS, *_FLOATS, "complex64", "complex128"]},
 }
+
+# A weakly typed array (lax_internal._convert_element_type(x, weak_type=True), jnp.asarray(1))
+# sits on the lattice as the Python scalar of its kind does (dtypes._jax_type); bool has no weak type.
+_WEAK_ARRAYS = {d.name: {"b": "bool", "u": "i*", "i": "i*", "f": "f*", "c": "c*"}[d.kind]
+                for d in D.ALL if d.name != "complex32"}
 
 _CANONICAL_X32 = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
 
@@ -70,12 +79,22 @@ JAX_X64 = Policy(
     # is not range-checked as an argument
     op_rules={"power": "EXPONENT_KEEPS_BASE"},
     refused_dtypes={"copysign": frozenset(_FLOAT8)},  # jnp.signbit takes 16, 32 and 64-bit floats only
+    nary=True,  # jnp.result_type(*args): the lattice join, in any order
+    weak_arrays=_WEAK_ARRAYS,
+    all_weak_by_strong=True,
+    # Note: JAX arrays are immutable, so `x += y` rebinds x to x + y (of the result dtype); out=, which
+    # jax.numpy does not take, is stored into with NumPy's same_kind rule.
+    inplace_rule="rebind",
+    # jnp.promote_types: the lattice join, with no canonicalization (int64 with int32 is int64 with
+    # x64 off too)
+    op_overrides={"promote_types": {"canonical": {}}},
     source="https://github.com/jax-ml/jax/blob/main/jax/_src/dtypes.py",
 )
 
 JAX = replace(
     JAX_X64,
     name="jax",
+    promote=Lattice(LATTICE_X32),
     emulates="JAX 0.10.2 (jax.numpy), jax_enable_x64=False (the default): 64-bit types canonicalized to 32-bit",
     canonical=_CANONICAL_X32,
     default_float="float32",
@@ -83,7 +102,8 @@ JAX = replace(
     to_float={k: _CANONICAL_X32.get(v, v) for k, v in _TO_INEXACT.items()},
 )
 
-JAX_X64_STRICT = replace(JAX_X64, name="jax-x64-strict", promote=Lattice(STRICT_LATTICE),
+# strict mode joins weak operands on the strict lattice too (no all-weak shortcut)
+JAX_X64_STRICT = replace(JAX_X64, name="jax-x64-strict", promote=Lattice(STRICT_LATTICE), all_weak_by_strong=False,
                          emulates=JAX_X64.emulates + ", jax_numpy_dtype_promotion='strict'")
-JAX_STRICT = replace(JAX, name="jax-strict", promote=Lattice(STRICT_LATTICE),
+JAX_STRICT = replace(JAX, name="jax-strict", promote=Lattice(STRICT_LATTICE), all_weak_by_strong=False,
                      emulates=JAX.emulates + ", jax_numpy_dtype_promotion='strict'")

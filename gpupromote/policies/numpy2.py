@@ -66,6 +66,10 @@ NUMPY = Policy(
     op_overrides={"where": {"promote": PairTable(parse_grid(RESULT_TYPE, _code)),
                             "weak_upcast": {("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
                                             ("float8_e5m2", "f"): "float32"}},
+                  # np.result_type, np.promote_types: the same table as np.where
+                  **{no_op: {"promote": PairTable(parse_grid(RESULT_TYPE, _code)),
+                             "weak_upcast": {("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
+                                             ("float8_e5m2", "f"): "float32"}} for no_op in ("result_type", "promote_types")},
                   # the logical ufuncs test a Python int for truth, after converting it to a C long
                   **{op: {"int_check": "int64", "float_int_limit": {}} for op in ("logical_and", "logical_or", "logical_xor")}},
     dtypes=frozenset(d.name for d in D.ALL if d.name != "complex32"),
@@ -92,5 +96,6 @@ NUMPY = Policy(
     # ufuncs with no bool loop start at int8 ("bb->b")
     bool_to={op: "int8" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift")},
     exact_compare=True,
+    nary=True,  # np.result_type(*arrays_and_dtypes): the least dtype all promote to, not a left fold
     source="https://numpy.org/neps/nep-0050-scalar-promotion.html",
 )

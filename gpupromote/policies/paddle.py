@@ -199,7 +199,13 @@ PADDLE = Policy(
                   "true_divide": {"int_check": ("int64", None)},
                   # atan2's int kernels compute in double.
                   "arctan2": {"to_float": {d: "float64" for d in ("bool", "uint8", "int8", "int16", "int32",
-                                                                    "int64")}}},
+                                                                    "int64")}},
+                  "result_type": {"operands": "table"}, "promote_types": {"operands": "table"}},
+    # Paddle has no result_type: promotion on its own is promoteTypes, between tensors only
+    # (PADDLE's op_overrides["result_type"] below); no n-ary promotion.
+    # In place (x.add_(y)), Paddle casts x to the promoted dtype first (PromoteCastInplace), so x
+    # takes the result's dtype: float16 x.add_(float32 y) leaves x float32.
+    inplace_rule="retype",
     int_division="raise",  # why: "Integer division by zero encountered in (floor/trunc) divide"
     negative_int_refused=frozenset({"power"}),  # Paddle hangs on int ** -1 (see op_overrides["power"])
     source="https://www.paddlepaddle.org.cn/documentation/docs/en/develop/guides/advanced/auto_type_promotion_en.html; "

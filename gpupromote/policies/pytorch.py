@@ -84,6 +84,10 @@ TORCH = Policy(
     scalar_first_refused=frozenset({"copysign", "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot",
                                     "logaddexp", "nextafter", "logical_and", "logical_or", "logical_xor"}),
     negative_int_refused=frozenset({"power"}),
+    # at::native::result_type over a list (torch.cat, TensorIterator's common dtype) folds each
+    # category left to right: uint16, int8, float32 raises where uint16, float32, int8 does not
+    nary=True,
+    out_rule="can_cast", inplace_rule="can_cast",  # out= and x.add_(y): the result must pass c10::canCast
     source="https://github.com/pytorch/pytorch/blob/main/c10/core/ScalarType.cpp (promoteTypes); "
            "aten/src/ATen/native/TypeProperties.cpp (ResultTypeState)",
 )

@@ -28,54 +28,60 @@ from ..lattice import PairTable, parse_grid
 from . import Policy
 
 # flexible_dtypes._BINARY_DTYPE_RES_FULL (TF 2.21), cells allowed in ALL mode. Rows and columns:
-# the strong dtypes, then the Python scalars: b* a Python bool, i4* int, f4* float, c16* complex.
-# A ``*`` result is weakly typed (f8*: float64). The table has no float8 and no complex32.
+# the strong dtypes, then the Python scalars and weak tensors: b* a Python bool, i4* an int (or a
+# WeakTensor of int32), i8* a WeakTensor of int64, f4* a float (or a float32 WeakTensor), f8* a
+# float64 WeakTensor, c16* a complex (or a complex128 WeakTensor). A ``*`` result is weakly typed
+# (f8*: float64). The table has no float8 and no complex32.
 ALL = """
-         b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b*  i4*  f4* c16*
-   b1    b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  f4* c16*
-   u1    u1   u1   u2   u4   u8   i2   i2   i4   i8   bf   f2   f4   f8   c8  c16   u1   u1  f8* c16*
-   u2    u2   u2   u2   u4   u8   i4   i4   i4   i8   bf   f2   f4   f8   c8  c16   u2   u2  f8* c16*
-   u4    u4   u4   u4   u4   u8   i8   i8   i8   i8   bf   f2   f4   f8   c8  c16   u4   u4  f8* c16*
-   u8    u8   u8   u8   u8   u8  f8*  f8*  f8*  f8*   bf   f2   f4   f8   c8  c16   u8   u8  f8* c16*
-   i1    i1   i2   i4   i8  f8*   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   i1   i1  f8* c16*
-   i2    i2   i2   i4   i8  f8*   i2   i2   i4   i8   bf   f2   f4   f8   c8  c16   i2   i2  f8* c16*
-   i4    i4   i4   i4   i8  f8*   i4   i4   i4   i8   bf   f2   f4   f8   c8  c16   i4   i4  f8* c16*
-   i8    i8   i8   i8   i8  f8*   i8   i8   i8   i8   bf   f2   f4   f8   c8  c16   i8   i8  f8* c16*
-   bf    bf   bf   bf   bf   bf   bf   bf   bf   bf   bf   f4   f4   f8   c8  c16   bf   bf   bf   c8
-   f2    f2   f2   f2   f2   f2   f2   f2   f2   f2   f4   f2   f4   f8   c8  c16   f2   f2   f2   c8
-   f4    f4   f4   f4   f4   f4   f4   f4   f4   f4   f4   f4   f4   f8   c8  c16   f4   f4   f4   c8
-   f8    f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   f8  c16  c16   f8   f8   f8  c16
-   c8    c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8  c16   c8  c16   c8   c8   c8   c8
-  c16   c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16
-   b*    b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  f4* c16*
-  i4*   i4*   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16  i4*  i4*  f4* c16*
-  f4*   f4*  f8*  f8*  f8*  f8*  f8*  f8*  f8*  f8*   bf   f2   f4   f8   c8  c16  f4*  f4*  f4* c16*
- c16*  c16* c16* c16* c16* c16* c16* c16* c16* c16*   c8   c8   c8  c16   c8  c16 c16* c16* c16* c16*
+        b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b*  i4*  i8*  f4*  f8* c16*
+    b1   b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  i8*  f4*  f8* c16*
+    u1   u1   u1   u2   u4   u8   i2   i2   i4   i8   bf   f2   f4   f8   c8  c16   u1   u1   u1  f8*  f8* c16*
+    u2   u2   u2   u2   u4   u8   i4   i4   i4   i8   bf   f2   f4   f8   c8  c16   u2   u2   u2  f8*  f8* c16*
+    u4   u4   u4   u4   u4   u8   i8   i8   i8   i8   bf   f2   f4   f8   c8  c16   u4   u4   u4  f8*  f8* c16*
+    u8   u8   u8   u8   u8   u8  f8*  f8*  f8*  f8*   bf   f2   f4   f8   c8  c16   u8   u8   u8  f8*  f8* c16*
+    i1   i1   i2   i4   i8  f8*   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   i1   i1   i1  f8*  f8* c16*
+    i2   i2   i2   i4   i8  f8*   i2   i2   i4   i8   bf   f2   f4   f8   c8  c16   i2   i2   i2  f8*  f8* c16*
+    i4   i4   i4   i4   i8  f8*   i4   i4   i4   i8   bf   f2   f4   f8   c8  c16   i4   i4   i4  f8*  f8* c16*
+    i8   i8   i8   i8   i8  f8*   i8   i8   i8   i8   bf   f2   f4   f8   c8  c16   i8   i8   i8  f8*  f8* c16*
+    bf   bf   bf   bf   bf   bf   bf   bf   bf   bf   bf   f4   f4   f8   c8  c16   bf   bf   bf   bf   bf   c8
+    f2   f2   f2   f2   f2   f2   f2   f2   f2   f2   f4   f2   f4   f8   c8  c16   f2   f2   f2   f2   f2   c8
+    f4   f4   f4   f4   f4   f4   f4   f4   f4   f4   f4   f4   f4   f8   c8  c16   f4   f4   f4   f4   f4   c8
+    f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   f8  c16  c16   f8   f8   f8   f8   f8  c16
+    c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8  c16   c8  c16   c8   c8   c8   c8   c8   c8
+   c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16
+    b*   b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  i8*  f4*  f8* c16*
+   i4*  i4*   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16  i4*  i4*  i8*  f4*  f8* c16*
+   i8*  i8*   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16  i8*  i8*  i8*  f4*  f8* c16*
+   f4*  f4*  f8*  f8*  f8*  f8*  f8*  f8*  f8*  f8*   bf   f2   f4   f8   c8  c16  f4*  f4*  f4*  f4*  f8* c16*
+   f8*  f8*  f8*  f8*  f8*  f8*  f8*  f8*  f8*  f8*   bf   f2   f4   f8   c8  c16  f8*  f8*  f8*  f8*  f8* c16*
+  c16* c16* c16* c16* c16* c16* c16* c16* c16* c16*   c8   c8   c8  c16   c8  c16 c16* c16* c16* c16* c16* c16*
 """
 
 # The same table, cells marked PromoMode.ALL removed: no widening past both tensors (u8 + i8),
 # no precision loss (u64 + f32), and no Python float meeting an integer tensor.
 SAFE = """
-         b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b*  i4*  f4* c16*
-   b1    b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  f4* c16*
-   u1    u1   u1   u2   u4   u8   --   i2   i4   i8   bf   f2   f4   f8   c8  c16   u1   u1   -- c16*
-   u2    u2   u2   u2   u4   u8   --   --   i4   i8   --   --   f4   f8   c8  c16   u2   u2   -- c16*
-   u4    u4   u4   u4   u4   u8   --   --   --   i8   --   --   --   f8   --  c16   u4   u4   -- c16*
-   u8    u8   u8   u8   u8   u8   --   --   --   --   --   --   --   --   --   --   u8   u8   --   --
-   i1    i1   --   --   --   --   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   i1   i1   -- c16*
-   i2    i2   i2   --   --   --   i2   i2   i4   i8   --   --   f4   f8   c8  c16   i2   i2   -- c16*
-   i4    i4   i4   i4   --   --   i4   i4   i4   i8   --   --   --   f8   --  c16   i4   i4   -- c16*
-   i8    i8   i8   i8   i8   --   i8   i8   i8   i8   --   --   --   --   --   --   i8   i8   --   --
-   bf    bf   bf   --   --   --   bf   --   --   --   bf   --   f4   f8   c8  c16   bf   bf   bf   --
-   f2    f2   f2   --   --   --   f2   --   --   --   --   f2   f4   f8   c8  c16   f2   f2   f2   --
-   f4    f4   f4   f4   --   --   f4   f4   --   --   f4   f4   f4   f8   c8  c16   f4   f4   f4   --
-   f8    f8   f8   f8   f8   --   f8   f8   f8   --   f8   f8   f8   f8   --  c16   f8   f8   f8  c16
-   c8    c8   c8   c8   --   --   c8   c8   --   --   c8   c8   c8   --   c8  c16   c8   c8   c8   c8
-  c16   c16  c16  c16  c16   --  c16  c16  c16   --  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16
-   b*    b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  f4* c16*
-  i4*   i4*   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16  i4*  i4*  f4* c16*
-  f4*   f4*   --   --   --   --   --   --   --   --   bf   f2   f4   f8   c8  c16  f4*  f4*  f4* c16*
- c16*  c16* c16* c16* c16*   -- c16* c16* c16*   --   --   --   --  c16   c8  c16 c16* c16* c16* c16*
+        b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b*  i4*  i8*  f4*  f8* c16*
+    b1   b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  i8*  f4*  f8* c16*
+    u1   u1   u1   u2   u4   u8   --   i2   i4   i8   bf   f2   f4   f8   c8  c16   u1   u1   u1   --  f8* c16*
+    u2   u2   u2   u2   u4   u8   --   --   i4   i8   --   --   f4   f8   c8  c16   u2   u2   u2   --  f8* c16*
+    u4   u4   u4   u4   u4   u8   --   --   --   i8   --   --   --   f8   --  c16   u4   u4   u4   --  f8* c16*
+    u8   u8   u8   u8   u8   u8   --   --   --   --   --   --   --   --   --   --   u8   u8   u8   --   --   --
+    i1   i1   --   --   --   --   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   i1   i1   i1   --  f8* c16*
+    i2   i2   i2   --   --   --   i2   i2   i4   i8   --   --   f4   f8   c8  c16   i2   i2   i2   --  f8* c16*
+    i4   i4   i4   i4   --   --   i4   i4   i4   i8   --   --   --   f8   --  c16   i4   i4   i4   --  f8* c16*
+    i8   i8   i8   i8   i8   --   i8   i8   i8   i8   --   --   --   --   --   --   i8   i8   i8   --   --   --
+    bf   bf   bf   --   --   --   bf   --   --   --   bf   --   f4   f8   c8  c16   bf   bf   bf   bf   bf   --
+    f2   f2   f2   --   --   --   f2   --   --   --   --   f2   f4   f8   c8  c16   f2   f2   f2   f2   f2   --
+    f4   f4   f4   f4   --   --   f4   f4   --   --   f4   f4   f4   f8   c8  c16   f4   f4   f4   f4   f4   --
+    f8   f8   f8   f8   f8   --   f8   f8   f8   --   f8   f8   f8   f8   --  c16   f8   f8   f8   f8   f8  c16
+    c8   c8   c8   c8   --   --   c8   c8   --   --   c8   c8   c8   --   c8  c16   c8   c8   c8   c8   c8   c8
+   c16  c16  c16  c16  c16   --  c16  c16  c16   --  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16  c16
+    b*   b1   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16   b1  i4*  i8*  f4*  f8* c16*
+   i4*  i4*   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16  i4*  i4*  i8*  f4*  f8* c16*
+   i8*  i8*   u1   u2   u4   u8   i1   i2   i4   i8   bf   f2   f4   f8   c8  c16  i8*  i8*  i8*  f4*  f8* c16*
+   f4*  f4*   --   --   --   --   --   --   --   --   bf   f2   f4   f8   c8  c16  f4*  f4*  f4*  f4*  f8* c16*
+   f8*  f8*  f8*  f8*  f8*   --  f8*  f8*  f8*   --   bf   f2   f4   f8   c8  c16  f8*  f8*  f8*  f8*  f8* c16*
+  c16* c16* c16* c16* c16*   -- c16* c16* c16*   --   --   --   --  c16   c8  c16 c16* c16* c16* c16* c16* c16*
 """
 
 # convert_to_tensor(<Python scalar>, dtype=X): the dtypes X each kind of Python scalar converts
@@ -90,8 +96,9 @@ CONVERTS = """
    c  --  --  --  --  --  --  --  --  --  --  --  --  --  c8 c16
 """
 
-_WEAK = {"i4*": "int32", "f4*": "float32", "f8*": "float64", "c16*": "complex128"}
+_WEAK = {"i4*": "int32", "i8*": "int64", "f4*": "float32", "f8*": "float64", "c16*": "complex128"}
 _PY_NODES = {"b": "b*", "i": "i4*", "f": "f4*", "c": "c16*"}
+_WEAK_TENSORS = {dtype: node for node, dtype in _WEAK.items()}  # the dtypes a WeakTensor can have
 
 
 def _node(code):
@@ -171,6 +178,11 @@ TF_ALL = Policy(
     default_float="float32",
     weak_default=_WEAK,
     weak_node=_PY_NODES,
+    weak_arrays=_WEAK_TENSORS,
+    nary=True,  # flexible_dtypes.result_type(*arrays_and_dtypes): a left fold through the table
+    # RFC 431, in-place ops (assign_add): "any dtype promotion that results in a dtype different from
+    # the Variable's dtype is disabled", in every mode
+    inplace_rule="same_dtype",
     # flexible_dtypes: "Python int too large to convert to np.int32" for any result dtype; an
     # int in range is then cast to the result dtype, wrapping (int8 [n] + 300 is int8).
     int_check="int32",

@@ -54,8 +54,18 @@ _current = 0
 # ---------------------------------------------------------------------------------------------
 # cupy.cuda
 
+# CUresult values of the names the emulation raises (cuda.h)
+_STATUS = {"CUDA_ERROR_INVALID_VALUE": 1, "CUDA_ERROR_INVALID_IMAGE": 200, "CUDA_ERROR_ILLEGAL_ADDRESS": 700,
+           "CUDA_ERROR_MISALIGNED_ADDRESS": 716}
+
+
 class CUDADriverError(RuntimeError):
-    """cupy.cuda.driver.CUDADriverError: the message starts with the CUresult name."""
+    """cupy.cuda.driver.CUDADriverError: the message starts with the CUresult name, ``status`` is
+    its value."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.status = _STATUS.get(str(message).split(":")[0])
 
 
 class CUDARuntimeError(RuntimeError):
