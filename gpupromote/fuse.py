@@ -91,7 +91,7 @@ class Fused:
             # A step refuses these operands (or a scalar's value). Eager raises that too - unless a
             # check of an earlier step on the data raises first: run it eagerly, in its order.
             with use_policy(name):
-                self.fn(*args)
+                self.fn(*_as_gp_arrays(args))
             raise refused
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)
@@ -141,7 +141,7 @@ class Fused:
 
     def _eager(self, name, args, out, trace):
         with use_policy(name):
-            result = self.fn(*args)
+            result = _unwrapped(self.fn(*_as_gp_arrays(args)), args)
         if out is None:
             return result
         if not trace.steps:
@@ -151,6 +151,23 @@ class Fused:
         stored = _storage(result)
         return _run_into_out(trace.steps[-1].plan, backend, [stored], stored.shape, out, args,
                              run=lambda target: backend.copyto(target, stored))
+
+
+def _as_gp_arrays(args):
+    """The arguments as the trace sees them: an array's operators are gp ops under the policy
+    (the eager run of a chain that cannot fuse must not fall to NumPy's or CuPy's own ``-``)."""
+    from .array import asarray
+    return [asarray(a) if isinstance(a, np.ndarray) or hasattr(a, "__cuda_array_interface__") else a
+            for a in args]
+
+
+def _unwrapped(result, args):
+    """An eager result in the arguments' array type, as a traced run returns it."""
+    from .dispatch import _wants_gp_array
+    storage = getattr(result, "_storage", None)
+    if storage is None or _wants_gp_array(args) or storage.dtype != result.dtype.numpy:
+        return result
+    return storage
 
 
 def _show(o):

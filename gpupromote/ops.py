@@ -87,9 +87,9 @@ _TABLE = [
     ("subtract",       2, _DEFAULT,  "uifc",  "in0 - in1"),                      # why: every framework refuses bool - bool
     ("multiply",       2, _DEFAULT,  "buifc", "in0 * in1"),
     ("true_divide",    2, _TO_FLOAT, "fc",    "in0 / in1"),
-    ("floor_divide",   2, _DEFAULT,  "buif",  "gp_floor_divide(in0, in1)"),
-    ("remainder",      2, _DEFAULT,  "buif",  "gp_remainder(in0, in1)"),
-    ("fmod",           2, _DEFAULT,  "buif",  "gp_fmod(in0, in1)"),
+    ("floor_divide",   2, _DEFAULT,  "uif",   "gp_floor_divide(in0, in1)"),     # why: no framework has a bool kernel
+    ("remainder",      2, _DEFAULT,  "uif",   "gp_remainder(in0, in1)"),        # (NumPy, JAX: bool computes as int)
+    ("fmod",           2, _DEFAULT,  "uif",   "gp_fmod(in0, in1)"),
     ("power",          2, _DEFAULT,  "buifc", "gp_power(in0, in1)"),
     ("maximum",        2, _DEFAULT,  "buifc", "gp_maximum(in0, in1)"),
     ("minimum",        2, _DEFAULT,  "buifc", "gp_minimum(in0, in1)"),
@@ -140,6 +140,8 @@ _OVERRIDES = [
     ("multiply",       "c",     "gp_cmul(in0, in1)"),               # why: rounded products, never an FMA
     ("true_divide",    "c",     "gp_cdiv(in0, in1)"),               # why: Smith's algorithm, as npy_cdiv
     ("true_divide",    "b",     "gp_bool_true_divide(in0, in1)"),   # why: Paddle keeps bool / bool bool; 1/0 is true
+    ("power",          "b",     "in0 | gp_not(in1)"),               # why: torch's bool ** True is x, ** False all true
+    ("copysign",       "b",     "in0"),                             # why: Paddle's bool copysign: |x| of a bool is x
     ("floor_divide",   "xla",   "gp_floor_divide_xla(in0, in1)"),   # why: XLA's x // 0 is -1 (signed) or ~0
     ("remainder",      "xla",   "gp_remainder_xla(in0, in1)"),
     ("power",          "f4",    "gp_power_f32(in0, in1)"),          # why (f4 lines): CUDA's float versions are 2-4 ulp

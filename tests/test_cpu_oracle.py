@@ -82,8 +82,6 @@ def _known_difference(framework, op, sa, sb):
             return "XLA rewrites x / y as x * (1 / y) (not correctly rounded); the engine divides"
         if op in ("maximum", "minimum") and _complex(sa, sb):
             return "jnp.maximum / minimum of complex values with a NaN part give NaN; NumPy's order here"
-        if op == "fmod" and sa == ("array", "bool"):
-            return "resolver: jnp.fmod(bool, bool) computes in an integer type; the plan says bool"
     return None
 
 

@@ -114,8 +114,8 @@ def _code(operands, op):
 def test_promote_types_grid(op, zero_dim_rows):
     diffs = []
     for (a, b), want in parse(PADDLE_PROMOTE_TYPES).items():
-        if op == "floor_divide" and want.startswith("c"):
-            want = "--"  # no floor of a complex number
+        if op == "floor_divide" and (want.startswith("c") or want == "b1"):
+            want = "--"  # no floor of a complex number; no bool kernel (the records: "not registered")
         got = _code((gp.spec(a, ndim=0 if zero_dim_rows else 1), gp.spec(b, ndim=0)), op)
         if got != want:
             diffs.append(f"  {op}({a}{'[]' if zero_dim_rows else ''}, {b}[]): expected {want}, got {got}")

@@ -73,7 +73,7 @@ JAX_X64 = Policy(
     int_division="xla",
     flush_subnormals=True,  # XLA's CPU backend runs with FTZ/DAZ: subnormal inputs and results are 0
     # these compute bool as int32 (dtypes.to_numeric_dtype), x64 or not
-    bool_to={op: "int32" for op in ("floor_divide", "remainder", "power", "left_shift", "right_shift")},
+    bool_to={op: "int32" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift")},
     negative_int_refused=frozenset({"power"}),  # "Integers cannot be raised to negative powers"
     # jnp.power(x, 3) or with a 0-d int exponent is lax.integer_pow: x's dtype, and the exponent
     # is not range-checked as an argument

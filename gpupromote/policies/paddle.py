@@ -183,9 +183,11 @@ PADDLE = Policy(
     # copysign keeps int dtypes (Paddle has int kernels); the float-only ops compute ints in float32.
     op_rules={"true_divide": "INT_TO_FLOAT_UNLESS_BOOL", "copysign": "DEFAULT"},
     # Paddle's remainder has complex kernels; hypot is sqrt(x**2 + y**2), complex as add makes it.
-    accepts={"true_divide": "bfc", "remainder": "buifc", "hypot": "fc", "copysign": "buif"},
-    # No complex order (maximum, fmax, ...) and no bitwise ops on floats: Paddle has no such kernels.
-    refuses={"maximum": "c", "minimum": "c", "fmax": "c", "fmin": "c", "arctan2": "c", "logaddexp": "c",
+    accepts={"true_divide": "bfc", "remainder": "uifc", "hypot": "fc", "copysign": "buif"},
+    # No complex order (maximum, fmax, ...), no bitwise ops on floats, no bool floor_divide,
+    # remainder or pow: Paddle has no such kernels ("kernel ... not registered").
+    refuses={"floor_divide": "b", "remainder": "b", "power": "b",
+             "maximum": "c", "minimum": "c", "fmax": "c", "fmin": "c", "arctan2": "c", "logaddexp": "c",
              "nextafter": "c", "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc",
              "left_shift": "fc", "right_shift": "fc"},
     op_overrides={**{op: {"int_check": "int64"} for op in _INT64_CHECKED},
