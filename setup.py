@@ -2,8 +2,12 @@
 
 It is optional: without a C compiler the install still succeeds and result_type runs in Python.
 Everything else about the package is in pyproject.toml."""
+import sys
+
 import numpy
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("gpupromote._fastpath", ["gpupromote/_fastpath.c"],
-                             include_dirs=[numpy.get_include()], optional=True)])
+                             include_dirs=[numpy.get_include()], optional=True,
+                             extra_compile_args=[] if sys.platform == "win32" else ["-pthread"],
+                             extra_link_args=[] if sys.platform == "win32" else ["-pthread"])])

@@ -1,4 +1,7 @@
-/* The cache-hit path of gp.result_type, compiled.
+/* The compiled cache-hit paths: gp.result_type's, and every op's (from "The compiled op
+ * dispatcher" on).
+ *
+ * gp.result_type:
  *
  * gpupromote/api.py owns every decision: it resolves plans, fills the plan cache and keeps the
  * pure-Python result_type.  This module only repeats that function's first three steps in C,
@@ -16,7 +19,11 @@
 #include <Python.h>
 #include <structmember.h>  /* T_OBJECT_EX, the kind of a __slots__ entry */
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
-#include <numpy/ndarraytypes.h>
+#include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Set once by bind(); strong references for the life of the process. */
 static PyObject *plans;              /* api._plans */
@@ -287,14 +294,6 @@ slow:
     return PyObject_Vectorcall(python_result_type, args, nargsf, kwnames);
 }
 
-static PyObject *
-forget(PyObject *module, PyObject *unused)
-{
-    for (size_t i = 0; i < MEMO_SLOTS; i++) {
-        memo_clear_entry(&memo[i]);
-    }
-    Py_RETURN_NONE;
-}
 
 static PyObject *
 bind(PyObject *module, PyObject *args)
@@ -339,6 +338,1098 @@ bind(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ============================================================================================
+ * The compiled op dispatcher: the cache-hit path of gp.add(a, b, policy=..., out=...) and of
+ * every other op, in C.
+ *
+ * gpupromote/dispatch.py owns every decision here too.  On a miss, an Op calls its Python maker
+ * (dispatch._native_entry), which resolves the plan, decides whether calls of this key can run
+ * here at all, compiles the kernel's native entry point (a Numba cfunc, see
+ * backends/cpu_numba._native_lines) and hands back an Entry (or None: this key always takes the
+ * Python path).  The key is (policy, per operand its numpy dtype or Python type, out's dtype or
+ * None); entries are memoized by the identity of those objects.  On a hit the call is:
+ *   1. the operands' keys and the entry;
+ *   2. the Python ints held to the plan's bounds (the values the cached plan holds for);
+ *   3. the folded scalars converted to the kernel's parameter type (fold_value: the cases
+ *      where a C conversion is the Python converter's, bit for bit; other cases call it);
+ *   4. the layouts: arrays of one shape, each C-contiguous or 1-d with a step >= 0 (in
+ *      elements), aligned; out= of the result dtype, writable, aligned, disjoint from the inputs
+ *      or one of them element for element (in place), where the plan's store rules allow it;
+ *   5. the output (a new array; the Python pool for large ones) and the kernel, entered through
+ *      its C address, over threads above a size (run_kernel).
+ * Whatever does not fit (another layout, a value out of bounds, an unusual scalar conversion, an
+ * allocation that fails) declines: the call goes to the Python op function unchanged, which
+ * gives the same result or raises the same error (tests/test_dispatcher.py holds them equal).
+ * ========================================================================================== */
+
+typedef void (*gp_kernel)(char **data, const int64_t *steps, int64_t n);
+
+#define GP_MAX_IN 3
+#define GP_MAX_OPS (GP_MAX_IN + 1)
+
+/* The parameter types a folded scalar can be passed as (dispatch._FOLD_CODES), in its carrier:
+ * float16 and bfloat16 values are passed as the float32 that holds them exactly. */
+enum { F_B1, F_I1, F_I2, F_I4, F_I8, F_U1, F_U2, F_U4, F_U8, F_F4, F_F8, F_C8, F_C16, F_F2, F_BF, F_COUNT };
+
+typedef union {
+    unsigned char b; int8_t i1; int16_t i2; int32_t i4; int64_t i8;
+    uint8_t u1; uint16_t u2; uint32_t u4; uint64_t u8;
+    float f4; double f8; float c8[2]; double c16[2];
+} Slot;
+
+/* ---------------------------------------------------------------------------------------------
+ * Threads: a small pool of pthreads that run chunks of one kernel call while the caller, with
+ * the GIL released, runs chunks too.  Each element depends on its own inputs only, so any split
+ * gives the one-thread result bit for bit.  Another caller that finds the pool busy runs its
+ * call alone (correct, just not parallel). */
+
+#define GP_MAX_THREADS 256
+static int n_threads = 1;              /* set by cpu_numba (GPUPROMOTE_NUM_THREADS) */
+static int64_t min_chunk = 1 << 16;    /* elements per thread at least */
+#define GP_RELEASE_GIL_MIN 16384       /* elements: below, releasing the GIL costs more than it gives */
+
+typedef struct {
+    gp_kernel fn;
+    char *data[GP_MAX_OPS];
+    int64_t steps[GP_MAX_OPS];
+    int64_t bytes_per_step[GP_MAX_OPS];
+    int nops;
+    int64_t n, chunk;
+    int nchunks;
+} Job;
+
+static void
+run_chunk(const Job *job, int c)
+{
+    int64_t lo = (int64_t)c * job->chunk;
+    int64_t hi = lo + job->chunk < job->n ? lo + job->chunk : job->n;
+    if (lo >= hi) {
+        return;
+    }
+    char *data[GP_MAX_OPS];
+    for (int k = 0; k < job->nops; k++) {
+        data[k] = job->data[k] + lo * job->steps[k] * job->bytes_per_step[k];
+    }
+    job->fn(data, job->steps, hi - lo);
+}
+
+#if !defined(_WIN32)
+#include <pthread.h>
+#include <unistd.h>
+#define GP_HAVE_THREADS 1
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    int workers;            /* started worker threads */
+    pid_t pid;              /* the process that started them: a forked child has none */
+    unsigned long generation;
+    const Job *job;
+    int next, remaining, busy;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0};
+
+static void *
+pool_worker(void *unused)
+{
+    (void)unused;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&pool.mu);
+    seen = pool.generation;
+    for (;;) {
+        while (pool.generation == seen) {
+            pthread_cond_wait(&pool.wake, &pool.mu);
+        }
+        seen = pool.generation;
+        while (pool.job != NULL && pool.next < pool.job->nchunks) {
+            const Job *job = pool.job;
+            int c = pool.next++;
+            pthread_mutex_unlock(&pool.mu);
+            run_chunk(job, c);
+            pthread_mutex_lock(&pool.mu);
+            if (--pool.remaining == 0) {
+                pthread_cond_signal(&pool.done);
+            }
+        }
+    }
+    return NULL;
+}
+
+static void
+pool_after_fork_in_child(void)
+{
+    /* the workers were not forked: start again with none (and fresh locks) */
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.workers = 0;
+    pool.job = NULL;
+    pool.busy = 0;
+    pool.pid = getpid();
+}
+
+/* Run every chunk of `job`, on the pool where it is free; called without the GIL. */
+static void
+pool_run(const Job *job)
+{
+    pthread_mutex_lock(&pool.mu);
+    if (pool.busy) {
+        pthread_mutex_unlock(&pool.mu);
+        for (int c = 0; c < job->nchunks; c++) {
+            run_chunk(job, c);
+        }
+        return;
+    }
+    pool.busy = 1;
+    int wanted = job->nchunks - 1 < GP_MAX_THREADS ? job->nchunks - 1 : GP_MAX_THREADS;
+    while (pool.workers < wanted) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&t, &attr, pool_worker, NULL);
+        pthread_attr_destroy(&attr);
+        if (failed) {
+            break;  /* fewer helpers: the caller runs what they leave */
+        }
+        pool.workers++;
+    }
+    pool.job = job;
+    pool.next = 0;
+    pool.remaining = job->nchunks;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.wake);
+    while (pool.next < job->nchunks) {
+        int c = pool.next++;
+        pthread_mutex_unlock(&pool.mu);
+        run_chunk(job, c);
+        pthread_mutex_lock(&pool.mu);
+        pool.remaining--;
+    }
+    while (pool.remaining > 0) {
+        pthread_cond_wait(&pool.done, &pool.mu);
+    }
+    pool.job = NULL;
+    pool.busy = 0;
+    pthread_mutex_unlock(&pool.mu);
+}
+#endif
+
+/* fn over n >= 1 elements: over threads when there is enough work for two, else in this thread
+ * (without the GIL once the loop is long enough to be worth it). Called with the GIL. */
+static void
+run_kernel(gp_kernel fn, char **data, const int64_t *steps, const int64_t *bytes_per_step, int nops, int64_t n)
+{
+    int64_t parts = n_threads > 1 ? n / min_chunk : 1;
+    if (parts > n_threads) {
+        parts = n_threads;
+    }
+#ifdef GP_HAVE_THREADS
+    if (parts >= 2) {
+        Job job;
+        job.fn = fn;
+        job.nops = nops;
+        for (int k = 0; k < nops; k++) {
+            job.data[k] = data[k];
+            job.steps[k] = steps[k];
+            job.bytes_per_step[k] = bytes_per_step[k];
+        }
+        job.n = n;
+        /* chunks of whole 64-element blocks, so that no two threads write one cache line */
+        job.chunk = ((n + parts - 1) / parts + 63) & ~(int64_t)63;
+        job.nchunks = (int)((n + job.chunk - 1) / job.chunk);
+        Py_BEGIN_ALLOW_THREADS
+        pool_run(&job);
+        Py_END_ALLOW_THREADS
+        return;
+    }
+#endif
+    if (n >= GP_RELEASE_GIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        fn(data, steps, n);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        fn(data, steps, n);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Folding a Python scalar into a kernel parameter (dispatch._converter in C). */
+
+typedef struct {
+    char kind;   /* 'b' 'i' 'u' 'f' 'c' */
+    int64_t i;
+    uint64_t u;
+    double re, im;
+} Value;
+
+static int fold_kind[F_COUNT] = {'b', 'i', 'i', 'i', 'i', 'u', 'u', 'u', 'u', 'f', 'f', 'c', 'c', 'f', 'f'};
+static int fold_size[F_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 4, 4};
+
+static int
+value_truth(const Value *v)
+{
+    switch (v->kind) {
+    case 'b': case 'i': return v->i != 0;
+    case 'u': return v->u != 0;
+    case 'f': return v->re != 0;  /* a NaN is true */
+    default: return v->re != 0 || v->im != 0;
+    }
+}
+
+static double
+value_as_double(const Value *v)
+{
+    return v->kind == 'u' ? (double)v->u : v->kind == 'f' || v->kind == 'c' ? v->re : (double)v->i;
+}
+
+static float
+value_as_float(const Value *v)
+{
+    /* one rounding, from the integer itself (numpy's C casts), not through double */
+    return v->kind == 'u' ? (float)v->u : v->kind == 'f' || v->kind == 'c' ? (float)v->re : (float)v->i;
+}
+
+/* An integer of `code`'s width from the low 64 bits (two's complement, wrapping). */
+static void
+wrap_int(Value *v, uint64_t bits, int code)
+{
+    switch (code) {
+    case F_I1: v->kind = 'i'; v->i = (int8_t)bits; break;
+    case F_I2: v->kind = 'i'; v->i = (int16_t)bits; break;
+    case F_I4: v->kind = 'i'; v->i = (int32_t)bits; break;
+    case F_I8: v->kind = 'i'; v->i = (int64_t)bits; break;
+    case F_U1: v->kind = 'u'; v->u = (uint8_t)bits; break;
+    case F_U2: v->kind = 'u'; v->u = (uint16_t)bits; break;
+    case F_U4: v->kind = 'u'; v->u = (uint32_t)bits; break;
+    default: v->kind = 'u'; v->u = bits; break;
+    }
+}
+
+/* The Python scalar x (float, int, bool or complex) as `src` (the precision the policy keeps it
+ * in), then as `to` (the kernel's parameter type), written to *slot.  1: done; 0: a conversion
+ * this function leaves to the Python converter (float -> int, complex -> real, the narrow floats
+ * but float16 from a double, ...); never an error. */
+static int
+fold_value(PyObject *x, int src, int to, Slot *slot)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    int is_int = t == &PyLong_Type || t == &PyBool_Type;
+    Value v = {0, 0, 0, 0.0, 0.0};
+    /* 1. value -> src */
+    switch (src) {
+    case F_B1:
+        v.kind = 'b';
+        v.i = PyObject_IsTrue(x);   /* bool(x): cannot fail for these types */
+        break;
+    case F_I1: case F_I2: case F_I4: case F_I8: case F_U1: case F_U2: case F_U4: case F_U8:
+        if (!is_int) {
+            return 0;
+        }
+        wrap_int(&v, PyLong_AsUnsignedLongLongMask(x), src);   /* PyTorch / np.where wrap ints */
+        break;
+    case F_F4: case F_F8: case F_F2: case F_C8: case F_C16:
+        v.kind = fold_kind[src];
+        if (t == &PyFloat_Type) {
+            v.re = PyFloat_AS_DOUBLE(x);
+        }
+        else if (is_int) {
+            v.re = PyLong_AsDouble(x);   /* float(v), correctly rounded; OverflowError: Python's */
+            if (v.re == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 0;
+            }
+        }
+        else if (t == &PyComplex_Type && v.kind == 'c') {
+            v.re = PyComplex_RealAsDouble(x);
+            v.im = PyComplex_ImagAsDouble(x);
+        }
+        else {
+            return 0;
+        }
+        if (src == F_F4 || src == F_C8) {
+            v.re = (double)(float)v.re;
+            v.im = (double)(float)v.im;
+        }
+        else if (src == F_F2) {
+#if defined(__FLT16_MAX__)
+            v.re = (double)(_Float16)v.re;   /* one rounding from the double, as np.float16(x) */
+#else
+            return 0;
+#endif
+        }
+        break;
+    default:
+        return 0;
+    }
+    /* 2. src -> to */
+    if (to != src) {
+        switch (to) {
+        case F_B1:
+            v.i = value_truth(&v);
+            v.kind = 'b';
+            break;
+        case F_I1: case F_I2: case F_I4: case F_I8: case F_U1: case F_U2: case F_U4: case F_U8:
+            if (v.kind == 'f' || v.kind == 'c') {
+                return 0;
+            }
+            wrap_int(&v, v.kind == 'u' ? v.u : (uint64_t)v.i, to);
+            break;
+        case F_F4: case F_C8:
+            if (v.kind == 'c' && to == F_F4) {
+                return 0;
+            }
+            if (v.kind == 'c') {
+                v.re = (double)(float)v.re;
+                v.im = (double)(float)v.im;
+            }
+            else {
+                v.re = (double)value_as_float(&v);
+                v.im = 0;
+            }
+            v.kind = fold_kind[to];
+            break;
+        case F_F8: case F_C16:
+            if (v.kind == 'c' && to == F_F8) {
+                return 0;
+            }
+            if (v.kind != 'c') {
+                v.re = value_as_double(&v);
+                v.im = 0;
+            }
+            v.kind = fold_kind[to];
+            break;
+        default:
+            return 0;   /* into float16 / bfloat16 from another type: the Python converter */
+        }
+    }
+    /* 3. the carrier */
+    switch (to) {
+    case F_B1: slot->b = (unsigned char)(v.i != 0); break;
+    case F_I1: slot->i1 = (int8_t)v.i; break;
+    case F_I2: slot->i2 = (int16_t)v.i; break;
+    case F_I4: slot->i4 = (int32_t)v.i; break;
+    case F_I8: slot->i8 = v.i; break;
+    case F_U1: slot->u1 = (uint8_t)v.u; break;
+    case F_U2: slot->u2 = (uint16_t)v.u; break;
+    case F_U4: slot->u4 = (uint32_t)v.u; break;
+    case F_U8: slot->u8 = v.u; break;
+    case F_F4: case F_F2: case F_BF: slot->f4 = (float)v.re; break;
+    case F_F8: slot->f8 = v.re; break;
+    case F_C8: slot->c8[0] = (float)v.re; slot->c8[1] = (float)v.im; break;
+    default: slot->c16[0] = v.re; slot->c16[1] = v.im; break;
+    }
+    return 1;
+}
+
+/* The Python converter's answer (a numpy scalar of `to`) in the carrier. 1: done; 0: not a
+ * scalar of that type (decline); -1: an error (the converter raised). */
+static int
+fold_from_python(PyObject *conv, PyObject *x, int to, Slot *slot)
+{
+    PyObject *r = PyObject_CallOneArg(conv, x);
+    if (r == NULL) {
+        return -1;
+    }
+    int ok = 0;
+    if (to == F_F2 || to == F_BF) {
+        double d = PyFloat_AsDouble(r);   /* exact: float16 and bfloat16 values are doubles */
+        if (!(d == -1.0 && PyErr_Occurred())) {
+            slot->f4 = (float)d;
+            ok = 1;
+        }
+    }
+    else if (PyArray_IsScalar(r, Generic)) {
+        PyArray_Descr *descr = PyArray_DescrFromScalar(r);
+        if (descr != NULL) {
+            if (descr->kind == fold_kind[to] && PyDataType_ELSIZE(descr) == fold_size[to]) {
+                PyArray_ScalarAsCtype(r, slot);
+                ok = 1;
+            }
+            Py_DECREF(descr);
+        }
+    }
+    Py_DECREF(r);
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    return ok;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Entries: what one key's calls need, made by dispatch._native_entry. */
+
+typedef struct {
+    PyObject_HEAD
+    gp_kernel fn;
+    PyObject *keep;            /* the CFunc owning the machine code */
+    PyArray_Descr *result;
+    PyObject *alloc;           /* cpu_numba.alloc: outputs of pool_min bytes or more */
+    Py_ssize_t pool_min;
+    int nin;
+    int folded[GP_MAX_IN], src[GP_MAX_IN], to[GP_MAX_IN];
+    PyObject *conv[GP_MAX_IN];
+    int nbounds;
+    int bpos[GP_MAX_IN];
+    long long blo[GP_MAX_IN], bhi[GP_MAX_IN];
+    PyObject *blo_obj[GP_MAX_IN], *bhi_obj[GP_MAX_IN];
+    int out_ok, inplace_ok;
+} EntryObject;
+
+static void
+entry_dealloc(EntryObject *e)
+{
+    Py_XDECREF(e->keep);
+    Py_XDECREF(e->result);
+    Py_XDECREF(e->alloc);
+    for (int i = 0; i < GP_MAX_IN; i++) {
+        Py_XDECREF(e->conv[i]);
+        Py_XDECREF(e->blo_obj[i]);
+        Py_XDECREF(e->bhi_obj[i]);
+    }
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+static long long
+clamped_long_long(PyObject *x, int *is_int)
+{
+    int overflow = 0;
+    *is_int = PyLong_Check(x);
+    if (!*is_int) {
+        return 0;
+    }
+    long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+    return overflow > 0 ? LLONG_MAX : overflow < 0 ? LLONG_MIN : v;
+}
+
+static PyObject *
+entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    unsigned long long address;
+    PyObject *keep, *result, *alloc, *folds, *bounds;
+    Py_ssize_t pool_min;
+    int out_ok, inplace_ok;
+    static char *names[] = {"address", "keep", "result", "alloc", "pool_min", "folds", "bounds", "out_ok",
+                            "inplace_ok", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KOO!OnO!O!pp:Entry", names, &address, &keep,
+                                     &PyArrayDescr_Type, &result, &alloc, &pool_min, &PyTuple_Type, &folds,
+                                     &PyTuple_Type, &bounds, &out_ok, &inplace_ok)) {
+        return NULL;
+    }
+    Py_ssize_t nin = PyTuple_GET_SIZE(folds), nb = PyTuple_GET_SIZE(bounds);
+    if (address == 0 || nin < 1 || nin > GP_MAX_IN || nb > GP_MAX_IN) {
+        PyErr_SetString(PyExc_ValueError, "Entry: a kernel address, 1 to 3 operands and at most 3 bounds");
+        return NULL;
+    }
+    EntryObject *e = (EntryObject *)type->tp_alloc(type, 0);
+    if (e == NULL) {
+        return NULL;
+    }
+    e->fn = (gp_kernel)(uintptr_t)address;
+    e->keep = Py_NewRef(keep);
+    e->result = (PyArray_Descr *)Py_NewRef(result);
+    e->alloc = Py_NewRef(alloc);
+    e->pool_min = pool_min;
+    e->nin = (int)nin;
+    e->out_ok = out_ok;
+    e->inplace_ok = inplace_ok;
+    for (int i = 0; i < nin; i++) {
+        PyObject *f = PyTuple_GET_ITEM(folds, i);
+        if (f == Py_None) {
+            continue;
+        }
+        int src, to;
+        PyObject *conv;
+        if (!PyTuple_Check(f) || !PyArg_ParseTuple(f, "iiO:fold", &src, &to, &conv)
+                || src < -1 || src >= F_COUNT || to < 0 || to >= F_COUNT) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "Entry: a fold is None or (src code, to code, converter)");
+            }
+            Py_DECREF(e);
+            return NULL;
+        }
+        e->folded[i] = 1;
+        e->src[i] = src;
+        e->to[i] = to;
+        e->conv[i] = Py_NewRef(conv);
+    }
+    for (int j = 0; j < nb; j++) {
+        PyObject *b = PyTuple_GET_ITEM(bounds, j);
+        int pos, is_int_lo, is_int_hi;
+        PyObject *lo, *hi;
+        if (!PyTuple_Check(b) || !PyArg_ParseTuple(b, "iOO:bound", &pos, &lo, &hi) || pos < 0 || pos >= nin) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "Entry: a bound is (position, lo, hi)");
+            }
+            Py_DECREF(e);
+            return NULL;
+        }
+        e->bpos[j] = pos;
+        e->blo_obj[j] = Py_NewRef(lo);
+        e->bhi_obj[j] = Py_NewRef(hi);
+        e->blo[j] = clamped_long_long(lo, &is_int_lo);
+        e->bhi[j] = clamped_long_long(hi, &is_int_hi);
+        if (!is_int_lo || !is_int_hi) {
+            PyErr_SetString(PyExc_ValueError, "Entry: bounds are ints");
+            Py_DECREF(e);
+            return NULL;
+        }
+    }
+    e->nbounds = (int)nb;
+    return (PyObject *)e;
+}
+
+static PyTypeObject EntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpupromote._fastpath.Entry",
+    .tp_basicsize = sizeof(EntryObject),
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok)\n--\n\n"
+              "How the compiled dispatcher runs the calls of one key (dispatch._native_entry makes it).",
+    .tp_new = entry_new,
+};
+
+/* 1 if every bounded Python scalar of the call lies within its bounds, else 0. */
+static int
+entry_within_bounds(const EntryObject *e, PyObject *const *args)
+{
+    for (int j = 0; j < e->nbounds; j++) {
+        PyObject *x = args[e->bpos[j]];
+        if (PyLong_Check(x)) {
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+            if (overflow || v < e->blo[j] || v > e->bhi[j]) {
+                return 0;
+            }
+            continue;
+        }
+        int ok = PyObject_RichCompareBool(e->blo_obj[j], x, Py_LE);
+        if (ok == 1) {
+            ok = PyObject_RichCompareBool(x, e->bhi_obj[j], Py_LE);
+        }
+        if (ok != 1) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The element step of array `a` for the kernel's flat loop: 1 when it is C-contiguous, its
+ * stride in elements when it is 1-d with a stride >= 0 that is a whole number of elements;
+ * -1 otherwise (decline). */
+static int64_t
+flat_step(PyArrayObject *a)
+{
+    if (PyArray_IS_C_CONTIGUOUS(a)) {
+        return 1;
+    }
+    npy_intp item = PyArray_ITEMSIZE(a);
+    if (PyArray_NDIM(a) == 1 && PyArray_STRIDE(a, 0) >= 0 && item > 0 && PyArray_STRIDE(a, 0) % item == 0) {
+        return PyArray_STRIDE(a, 0) / item;
+    }
+    return -1;
+}
+
+/* [lo, hi) bytes of a (flat-walkable, non-empty) array. */
+static void
+byte_range(PyArrayObject *a, int64_t step, int64_t n, char **lo, char **hi)
+{
+    npy_intp item = PyArray_ITEMSIZE(a);
+    *lo = PyArray_BYTES(a);
+    *hi = *lo + (n - 1) * step * item + item;
+}
+
+/* Run one call through entry `e`. A new reference to the result; NULL with no exception set when
+ * the call is not one for this path (decline); NULL with an exception when something failed
+ * (the caller declines then too, and the Python path meets the same condition). */
+static PyObject *
+entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
+{
+    char *data[GP_MAX_OPS];
+    int64_t steps[GP_MAX_OPS], bytes_per_step[GP_MAX_OPS];
+    Slot slots[GP_MAX_IN];
+    PyArrayObject *first = NULL;
+    int nin = e->nin;
+
+    if (e->nbounds && !entry_within_bounds(e, args)) {
+        return NULL;
+    }
+    for (int i = 0; i < nin; i++) {
+        if (e->folded[i]) {
+            int done = fold_value(args[i], e->src[i], e->to[i], &slots[i]);
+            if (done == 0) {
+                done = fold_from_python(e->conv[i], args[i], e->to[i], &slots[i]);
+            }
+            if (done != 1) {
+                return NULL;
+            }
+            data[i] = (char *)&slots[i];
+            steps[i] = bytes_per_step[i] = 0;
+            continue;
+        }
+        PyArrayObject *a = (PyArrayObject *)args[i];
+        if (first == NULL) {
+            first = a;
+        }
+        else if (PyArray_NDIM(a) != PyArray_NDIM(first)
+                 || memcmp(PyArray_DIMS(a), PyArray_DIMS(first), PyArray_NDIM(a) * sizeof(npy_intp)) != 0) {
+            return NULL;   /* broadcasting: the Python path */
+        }
+        if (!PyArray_ISALIGNED(a) || (steps[i] = flat_step(a)) < 0) {
+            return NULL;
+        }
+        data[i] = PyArray_BYTES(a);
+        bytes_per_step[i] = PyArray_ITEMSIZE(a);
+    }
+    if (first == NULL) {
+        return NULL;
+    }
+    int ndim = PyArray_NDIM(first);
+    npy_intp *dims = PyArray_DIMS(first);
+    int64_t n = PyArray_SIZE(first);
+    PyObject *result;
+    if (out != Py_None) {
+        PyArrayObject *o = (PyArrayObject *)out;
+        if (!PyArray_ISWRITEABLE(o) || !PyArray_ISALIGNED(o) || PyArray_NDIM(o) != ndim
+                || memcmp(PyArray_DIMS(o), dims, ndim * sizeof(npy_intp)) != 0) {
+            return NULL;
+        }
+        if (n == 0) {
+            return NULL;   /* nothing to compute; the Python path applies the store rules all the same */
+        }
+        int64_t ostep = flat_step(o);
+        if (ostep < 0) {
+            return NULL;
+        }
+        int inplace = 0;
+        char *olo, *ohi;
+        byte_range(o, ostep, n, &olo, &ohi);
+        for (int i = 0; i < nin; i++) {
+            if (e->folded[i]) {
+                continue;
+            }
+            PyArrayObject *a = (PyArrayObject *)args[i];
+            char *alo, *ahi;
+            byte_range(a, steps[i], n, &alo, &ahi);
+            if (alo >= ohi || olo >= ahi) {
+                continue;
+            }
+            if (PyArray_BYTES(a) == PyArray_BYTES(o) && PyArray_ITEMSIZE(a) == PyArray_ITEMSIZE(o)
+                    && memcmp(PyArray_STRIDES(a), PyArray_STRIDES(o), ndim * sizeof(npy_intp)) == 0) {
+                inplace = 1;   /* the same elements: computed in place */
+            }
+            else {
+                return NULL;   /* another overlap: the Python path goes through a temporary */
+            }
+        }
+        if (!(inplace ? e->inplace_ok : e->out_ok)) {
+            return NULL;   /* the store rule refuses: the Python path raises */
+        }
+        data[nin] = PyArray_BYTES(o);
+        steps[nin] = ostep;
+        bytes_per_step[nin] = PyArray_ITEMSIZE(o);
+        result = Py_NewRef(out);
+    }
+    else {
+        Py_ssize_t nbytes = (Py_ssize_t)n * PyDataType_ELSIZE(e->result);
+        if (nbytes >= e->pool_min && e->alloc != Py_None) {
+            /* Note: large outputs come from the Python pool (cpu_numba.alloc): one call against
+             * a kernel of a millisecond or more */
+            PyObject *shape = PyTuple_New(ndim);
+            if (shape == NULL) {
+                return NULL;
+            }
+            for (int d = 0; d < ndim; d++) {
+                PyObject *extent = PyLong_FromSsize_t(dims[d]);
+                if (extent == NULL) {
+                    Py_DECREF(shape);
+                    return NULL;
+                }
+                PyTuple_SET_ITEM(shape, d, extent);
+            }
+            result = PyObject_CallFunctionObjArgs(e->alloc, shape, (PyObject *)e->result, NULL);
+            Py_DECREF(shape);
+            if (result == NULL) {
+                return NULL;
+            }
+            if (!PyArray_CheckExact(result) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)result)
+                    || PyArray_SIZE((PyArrayObject *)result) != n) {
+                Py_DECREF(result);
+                return NULL;
+            }
+        }
+        else {
+            result = PyArray_NewFromDescr(&PyArray_Type, (PyArray_Descr *)Py_NewRef(e->result), ndim, dims,
+                                          NULL, NULL, 0, NULL);
+            if (result == NULL) {
+                return NULL;
+            }
+        }
+        data[nin] = PyArray_BYTES((PyArrayObject *)result);
+        steps[nin] = 1;
+        bytes_per_step[nin] = PyDataType_ELSIZE(e->result);
+    }
+    if (n > 0) {
+        run_kernel(e->fn, data, steps, bytes_per_step, nin + 1, n);
+    }
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Ops: gp.add and the others, callables with a vectorcall entry. */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *name;       /* the op's name */
+    PyObject *py_fn;      /* the Python op function: the fallback and the reference */
+    PyObject *make;       /* dispatch's maker: (key, args, policy, out) -> Entry, None (always the
+                           * Python path: remembered) or False (the Python path this time) */
+    PyObject *cache;      /* key -> Entry | None (the maker fills it; `_fast_cache`) */
+    PyObject *module;     /* "gpupromote" */
+    int arity;
+} OpObject;
+
+/* Memo of (op, policy, operand keys, out key) by identity -> entry, as for result_type. */
+#define OP_MEMO_SLOTS 1024
+#define OP_MEMO_PROBES 4
+#define OP_KEY 6
+typedef struct {
+    PyObject *key[OP_KEY];
+    PyObject *entry;
+} OpMemo;
+static OpMemo op_memo[OP_MEMO_SLOTS];
+
+static size_t
+op_memo_slot(PyObject *const key[OP_KEY])
+{
+    uint64_t h = 0;
+    for (int i = 0; i < OP_KEY; i++) {
+        h = (h ^ (uint64_t)(uintptr_t)key[i]) * 0x9E3779B97F4A7C15ull;
+    }
+    return (size_t)(h >> 40) & (OP_MEMO_SLOTS - 1);
+}
+
+static OpMemo *
+op_memo_find(PyObject *const key[OP_KEY])
+{
+    size_t slot = op_memo_slot(key);
+    for (int probe = 0; probe < OP_MEMO_PROBES; probe++) {
+        OpMemo *m = &op_memo[(slot + probe) & (OP_MEMO_SLOTS - 1)];
+        if (m->key[0] == key[0] && m->key[1] == key[1] && m->key[2] == key[2] && m->key[3] == key[3]
+                && m->key[4] == key[4] && m->key[5] == key[5]) {
+            return m;
+        }
+    }
+    return NULL;
+}
+
+static void
+op_memo_clear_entry(OpMemo *m)
+{
+    for (int i = 0; i < OP_KEY; i++) {
+        Py_CLEAR(m->key[i]);
+    }
+    Py_CLEAR(m->entry);
+}
+
+static void
+op_memo_insert(PyObject *const key[OP_KEY], PyObject *entry)
+{
+    size_t slot = op_memo_slot(key);
+    OpMemo *m = &op_memo[slot];
+    for (int probe = 0; probe < OP_MEMO_PROBES; probe++) {
+        OpMemo *candidate = &op_memo[(slot + probe) & (OP_MEMO_SLOTS - 1)];
+        if (candidate->key[0] == NULL) {
+            m = candidate;
+            break;
+        }
+    }
+    OpMemo old = *m;   /* new references first: the old ones' destructors may run code */
+    for (int i = 0; i < OP_KEY; i++) {
+        m->key[i] = Py_NewRef(key[i]);
+    }
+    m->entry = Py_NewRef(entry);
+    op_memo_clear_entry(&old);
+}
+
+/* The entry for `key` (a borrowed reference, Py_None for "the Python path"), or NULL on error. */
+static PyObject *
+op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyObject *out)
+{
+    OpMemo *m = op_memo_find(key);
+    if (m != NULL) {
+        return m->entry;
+    }
+    int n = self->arity + 2;
+    PyObject *tuple = PyTuple_New(n);   /* (policy, *operand keys, out key) */
+    if (tuple == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(tuple, 0, Py_NewRef(key[1]));
+    for (int i = 0; i < self->arity; i++) {
+        PyTuple_SET_ITEM(tuple, 1 + i, Py_NewRef(key[2 + i]));
+    }
+    PyTuple_SET_ITEM(tuple, n - 1, Py_NewRef(key[5]));
+    PyObject *entry = PyDict_GetItemWithError(self->cache, tuple);
+    if (entry != NULL) {
+        Py_INCREF(entry);
+    }
+    else if (!PyErr_Occurred()) {
+        PyObject *argt = PyTuple_New(self->arity);
+        if (argt == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        for (int i = 0; i < self->arity; i++) {
+            PyTuple_SET_ITEM(argt, i, Py_NewRef(args[i]));
+        }
+        entry = PyObject_CallFunctionObjArgs(self->make, tuple, argt, key[1], out, NULL);
+        Py_DECREF(argt);
+    }
+    Py_DECREF(tuple);
+    if (entry == NULL) {
+        return NULL;
+    }
+    if (entry == Py_False) {   /* the Python path this time, nothing remembered (dispatch._MISS) */
+        Py_DECREF(entry);
+        return Py_None;
+    }
+    if (entry != Py_None && !Py_IS_TYPE(entry, &EntryType)) {
+        Py_DECREF(entry);
+        PyErr_SetString(PyExc_TypeError, "the op's maker returned neither an Entry nor None");
+        return NULL;
+    }
+    op_memo_insert(key, entry);
+    /* the memo holds it now */
+    Py_DECREF(entry);
+    return op_memo_find(key)->entry;
+}
+
+static PyObject *str_out;
+
+static PyObject *
+op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *policy = Py_None, *out = Py_None, *result = NULL;
+    if (nargs != self->arity || current_policy == NULL) {
+        goto fallback;
+    }
+    if (kwnames != NULL) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+            if (same_name(name, str_policy)) {
+                policy = args[nargs + i];
+            }
+            else if (same_name(name, str_out)) {
+                out = args[nargs + i];
+            }
+            else {
+                goto fallback;   /* Python words the TypeError */
+            }
+        }
+    }
+    PyObject *key[OP_KEY];
+    key[0] = (PyObject *)self;
+    key[2] = key[3] = key[4] = Py_None;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *x = args[i];
+        PyTypeObject *t = Py_TYPE(x);
+        if (t == ndarray_type) {
+            if (PyArray_NDIM((PyArrayObject *)x) == 0) {
+                goto fallback;   /* 0-d arrays are folded by value: the Python path */
+            }
+            key[2 + i] = (PyObject *)PyArray_DESCR((PyArrayObject *)x);
+        }
+        else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type || t == &PyComplex_Type) {
+            key[2 + i] = (PyObject *)t;
+        }
+        else {
+            goto fallback;
+        }
+    }
+    if (out == Py_None) {
+        key[5] = Py_None;
+    }
+    else if (Py_TYPE(out) == ndarray_type) {
+        key[5] = (PyObject *)PyArray_DESCR((PyArrayObject *)out);
+    }
+    else {
+        goto fallback;
+    }
+    /* `policy or current()`, as the Python function reads it */
+    if (policy == Py_None || (PyUnicode_CheckExact(policy) && PyUnicode_GET_LENGTH(policy) == 0)) {
+        if (PyContextVar_Get(current_policy, NULL, &policy) < 0) {
+            PyErr_Clear();
+            goto fallback;
+        }
+    }
+    else {
+        Py_INCREF(policy);
+    }
+    if (!PyUnicode_CheckExact(policy)) {
+        Py_DECREF(policy);
+        goto fallback;
+    }
+    key[1] = policy;
+    PyObject *entry = op_entry(self, key, args, out);
+    if (entry != NULL && entry != Py_None) {
+        Py_INCREF(entry);   /* a memo eviction during the run must not free it */
+        result = entry_run((EntryObject *)entry, args, out);
+        Py_DECREF(entry);
+    }
+    Py_DECREF(policy);
+    if (result != NULL) {
+        return result;
+    }
+    PyErr_Clear();   /* the Python path meets the same condition and says what it is */
+fallback:
+    return PyObject_Vectorcall(self->py_fn, args, nargsf, kwnames);
+}
+
+static PyObject *
+op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *name, *py_fn, *make, *cache;
+    int arity;
+    static char *names[] = {"name", "arity", "py_fn", "make", "cache", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "UiOOO!:Op", names, &name, &arity, &py_fn, &make,
+                                     &PyDict_Type, &cache)) {
+        return NULL;
+    }
+    if (arity < 1 || arity > GP_MAX_IN) {
+        PyErr_SetString(PyExc_ValueError, "Op: arity 1 to 3");
+        return NULL;
+    }
+    OpObject *self = (OpObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->vectorcall = (vectorcallfunc)op_vectorcall;
+    self->name = Py_NewRef(name);
+    self->py_fn = Py_NewRef(py_fn);
+    self->make = Py_NewRef(make);
+    self->cache = Py_NewRef(cache);
+    self->module = PyUnicode_FromString("gpupromote");
+    self->arity = arity;
+    if (self->module == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void
+op_dealloc(OpObject *self)
+{
+    Py_XDECREF(self->name);
+    Py_XDECREF(self->py_fn);
+    Py_XDECREF(self->make);
+    Py_XDECREF(self->cache);
+    Py_XDECREF(self->module);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+op_repr(OpObject *self)
+{
+    return PyUnicode_FromFormat("<gpupromote op %U (compiled dispatcher)>", self->name);
+}
+
+static PyObject *
+op_get_doc(OpObject *self, void *unused)
+{
+    return PyObject_GetAttrString(self->py_fn, "__doc__");
+}
+
+static PyObject *
+op_reduce(OpObject *self, PyObject *unused)
+{
+    return Py_NewRef(self->name);   /* pickled by name, as a function: gpupromote.<name> */
+}
+
+static PyMemberDef op_members[] = {
+    {"__name__", T_OBJECT_EX, offsetof(OpObject, name), READONLY, NULL},
+    {"__qualname__", T_OBJECT_EX, offsetof(OpObject, name), READONLY, NULL},
+    {"__module__", T_OBJECT_EX, offsetof(OpObject, module), READONLY, NULL},
+    {"__wrapped__", T_OBJECT_EX, offsetof(OpObject, py_fn), READONLY, "the Python op function (the reference path)"},
+    {"_fast_cache", T_OBJECT_EX, offsetof(OpObject, cache), READONLY, "key -> Entry or None"},
+    {NULL},
+};
+
+static PyGetSetDef op_getset[] = {
+    {"__doc__", (getter)op_get_doc, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyMethodDef op_methods[] = {
+    {"__reduce__", (PyCFunction)op_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyTypeObject OpType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpupromote._fastpath.Op",
+    .tp_basicsize = sizeof(OpObject),
+    .tp_dealloc = (destructor)op_dealloc,
+    .tp_vectorcall_offset = offsetof(OpObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = (reprfunc)op_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_members = op_members,
+    .tp_getset = op_getset,
+    .tp_methods = op_methods,
+    .tp_new = op_new,
+};
+
+static PyObject *
+set_threads(PyObject *module, PyObject *args)
+{
+    int threads;
+    long long chunk = min_chunk;
+    if (!PyArg_ParseTuple(args, "i|L:set_threads", &threads, &chunk)) {
+        return NULL;
+    }
+    if (threads < 1 || chunk < 1) {
+        PyErr_SetString(PyExc_ValueError, "set_threads: threads >= 1 and chunk >= 1");
+        return NULL;
+    }
+#ifdef GP_HAVE_THREADS
+    n_threads = threads < GP_MAX_THREADS ? threads : GP_MAX_THREADS;
+#else
+    n_threads = 1;
+#endif
+    min_chunk = chunk;
+    return Py_BuildValue("iL", n_threads, (long long)min_chunk);
+}
+
+static PyObject *
+bind_ops(PyObject *module, PyObject *args)
+{
+    PyObject *cv, *nd;
+    if (!PyArg_ParseTuple(args, "O!O!:bind_ops", &PyContextVar_Type, &cv, &PyType_Type, &nd)) {
+        return NULL;
+    }
+    Py_XSETREF(current_policy, Py_NewRef(cv));
+    Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(nd));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+forget(PyObject *module, PyObject *unused)
+{
+    for (size_t i = 0; i < MEMO_SLOTS; i++) {
+        memo_clear_entry(&memo[i]);
+    }
+    for (size_t i = 0; i < OP_MEMO_SLOTS; i++) {
+        op_memo_clear_entry(&op_memo[i]);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"result_type", (PyCFunction)(void (*)(void))result_type, METH_FASTCALL | METH_KEYWORDS,
      "result_type($module, /, *operands, op='add', policy=None)\n--\n\n"
@@ -348,13 +1439,19 @@ static PyMethodDef methods[] = {
      "bind(plans, current_policy, ndarray, generic, keyed_types, operand_key, python_result_type)\n"
      "Hand the plan cache and the Python fallbacks to result_type (api.py does this once)."},
     {"forget", forget, METH_NOARGS,
-     "Drop the pointer memo (api.forget_plans does this when it empties the plan cache)."},
+     "Drop the pointer memos of result_type and of the ops (api.forget_plans does this when it empties the plan cache)."},
+    {"bind_ops", bind_ops, METH_VARARGS,
+     "bind_ops(current_policy, ndarray)\nHand the policy context variable and numpy.ndarray to the ops (dispatch.py)."},
+    {"set_threads", set_threads, METH_VARARGS,
+     "set_threads(threads, min_chunk=65536) -> (threads, min_chunk)\n"
+     "How many threads a kernel call may use, and the fewest elements each thread gets (cpu_numba sets it)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "gpupromote._fastpath",
-    "gp.result_type's cache-hit path in C; gpupromote/api.py keeps the rules and the cache.", -1, methods,
+    "The cache-hit paths of gp.result_type and of the ops in C; api.py and dispatch.py keep the rules and the caches.",
+    -1, methods,
 };
 
 PyMODINIT_FUNC
@@ -366,8 +1463,26 @@ PyInit__fastpath(void)
     str_where = PyUnicode_InternFromString("where");
     str_key = PyUnicode_InternFromString("_key");
     str_dtype = PyUnicode_InternFromString("dtype");
-    if (!str_op || !str_policy || !str_add || !str_where || !str_key || !str_dtype) {
+    str_out = PyUnicode_InternFromString("out");
+    if (!str_op || !str_policy || !str_add || !str_where || !str_key || !str_dtype || !str_out) {
         return NULL;
     }
-    return PyModule_Create(&module_def);
+    import_array();
+    if (PyType_Ready(&EntryType) < 0 || PyType_Ready(&OpType) < 0) {
+        return NULL;
+    }
+#ifdef GP_HAVE_THREADS
+    pool.pid = getpid();
+    pthread_atfork(NULL, NULL, pool_after_fork_in_child);
+#endif
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(m, "Entry", (PyObject *)&EntryType) < 0
+            || PyModule_AddObjectRef(m, "Op", (PyObject *)&OpType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

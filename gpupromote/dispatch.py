@@ -19,6 +19,7 @@ of one shape, or an array and a Python float - to a dict lookup and one kernel c
 """
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import replace
 
@@ -619,7 +620,10 @@ def _fast_key(x):
 _FAST_CACHE_LIMIT = 4096
 
 
-def _make_runner(op, args, policy):
+def _fast_plan(op, args, policy):
+    """(plan, bounds) for the fast paths (the Python runners and the compiled dispatcher): the plan
+    of calls like this one and the ((position, lo, hi), ...) its Python ints must lie in; None
+    where such calls always take the full path, _MISS where this one does (not remembered)."""
     if not all(type(x) is _ndarray or type(x) in _FAST_SCALARS for x in args):
         return None   # Python ints (value-dependent plans), gp.Array, cupy, ...
     if any(type(x) is _ndarray and not x.dtype.isnative for x in args):
@@ -644,10 +648,17 @@ def _make_runner(op, args, policy):
         if not (type(args[0]) is _ndarray and type(args[1]) is int):
             return None
         bounds += ((1, 1 if plan.op in _INT_DIVISION_OPS else 0, _INT64[1]),)
-    bounds = _merged(bounds)
     for d in (*plan.inputs, plan.result):
         if d.numpy is None:
             return None
+    return plan, _merged(bounds)
+
+
+def _make_runner(op, args, policy):
+    found = _fast_plan(op, args, policy)
+    if found is None or found is _MISS:
+        return found
+    plan, bounds = found
     backend = get_backend("cpu")
     make = getattr(backend, "fast_runner", None)
     if make is None:
@@ -758,7 +769,102 @@ def make_op(name: str):
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "gpupromote"
     fn._fast_cache = cache
-    return fn
+    return _compiled_op(name, op.arity, fn)
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiled dispatcher (gpupromote/_fastpath.c)
+#
+# Each op function is a C callable (_fastpath.Op) in front of the Python function above, which
+# stays the fallback and the reference (GPUPROMOTE_PURE_PYTHON=1 uses it alone). The C side keeps,
+# per (policy, operands' dtypes or Python types, out's dtype or None), an Entry that _make_entry
+# builds here, once: the plan (from the same _fast_plan as the Python runners), the kernel's C
+# entry point, how each Python scalar is folded, the bounds its ints must lie in, and whether the
+# plan's store rules allow out= / in place. A call that fits no entry - another layout, a value
+# out of bounds, an overlap, an unusual conversion - runs the Python function, unchanged, so
+# both give one result, error and warning (tests/test_dispatcher.py).
+
+# Kernel parameter types the C side converts a folded scalar into (enum in _fastpath.c).
+_FOLD_CODES = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
+               "uint64": 8, "float32": 9, "float64": 10, "complex64": 11, "complex128": 12, "float16": 13,
+               "bfloat16": 14}
+
+
+def _load_fastpath():
+    if os.environ.get("GPUPROMOTE_PURE_PYTHON"):
+        return None
+    try:
+        from . import _fastpath
+    except ImportError:   # no C compiler at install time, or run from a source tree (PYTHONPATH=.)
+        return None
+    if not hasattr(_fastpath, "Op"):
+        return None   # an extension built from an older source
+    _fastpath.bind_ops(_current, _ndarray)
+    return _fastpath
+
+
+_fastpath = _load_fastpath()
+
+
+def _store_allowed(plan, inplace: bool) -> bool:
+    try:
+        check_store(plan, plan.result, inplace=inplace)
+    except TypeError:
+        return False
+    return True
+
+
+def _make_entry(op, args, policy, out):
+    """The compiled dispatcher's Entry for calls like this one, None where they always take the
+    Python path, _MISS where this one does."""
+    if out is not None and (type(out) is not _ndarray or not out.dtype.isnative):
+        return None
+    found = _fast_plan(op, args, policy)
+    if found is None or found is _MISS:
+        return found
+    plan, bounds = found
+    if not any(type(x) is _ndarray for x in args):
+        return None
+    if out is not None and (D.dtype(out.dtype) is not plan.result or out.dtype != plan.result.numpy):
+        return None   # computed in the result dtype, then cast: the Python path's temporary
+    folds = []
+    for i, f in enumerate(plan.folded):
+        if not f:
+            folds.append(None)
+            continue
+        to = _fold_target(plan, i)
+        if to.name not in _FOLD_CODES:
+            return None
+        folds.append((_FOLD_CODES.get(plan.inputs[i].name, -1), _FOLD_CODES[to.name],
+                      _converter(plan.inputs[i], to)))
+    backend = get_backend("cpu")
+    native = getattr(backend, "native_kernel", None)
+    kernel = native(plan) if native is not None else None
+    if kernel is None:
+        return None
+    return _fastpath.Entry(kernel.address, kernel, plan.result.numpy, backend.alloc, backend.pool_min_bytes,
+                           tuple(folds), bounds, _store_allowed(plan, False), _store_allowed(plan, True))
+
+
+def _entry_maker(name, cache):
+    def make(key, args, policy, out):
+        try:
+            entry = _make_entry(name, args, policy, out)
+        except Exception:  # noqa: BLE001 - the Python path meets it again and raises it in its words
+            return False
+        if entry is _MISS:
+            return False
+        _remember(cache, key, entry)
+        return entry
+    return make
+
+
+def _compiled_op(name, arity, fn):
+    """``fn`` (the Python op function) behind the compiled dispatcher, where it was built."""
+    if _fastpath is None:
+        return fn
+    cache: dict = {}
+    return _fastpath.Op(name, arity, fn, _entry_maker(name, cache), cache)
 
 
 OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}

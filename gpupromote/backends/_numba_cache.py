@@ -41,7 +41,7 @@ from numba.core.caching import CacheImpl as _NumbaCacheImpl
 from ._disk_cache import default_root, drop_damaged, fallback_dir, package_version, warn_once, writable
 
 __all__ = ["KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
-           "claim_dir", "checked", "cached_njit"]
+           "claim_dir", "checked", "cached_njit", "cached_cfunc"]
 
 # Modules whose code ends up in a kernel's machine code (imported by the generated sources, or
 # inlined through them). Add a module here when generated kernels start importing from it.
@@ -239,6 +239,20 @@ def cached_njit(**options):
     """``njit(**options)`` with the checked disk cache in the tag folder (for helper modules)."""
     def decorate(fn):
         return checked(njit(**options)(fn))
+    return decorate
+
+
+def cached_cfunc(sig, **options):
+    """``numba.cfunc(sig, **options)`` (a C entry point, compiled now) with the checked disk cache:
+    its machine code is loaded from, or saved to, the tag folder as the njit kernels' is."""
+    from numba.core import sigutils
+    from numba.core.ccallback import CFunc
+
+    def decorate(fn):
+        compiled = CFunc(fn, sigutils.normalize_signature(sig), locals={}, options=options)
+        compiled._cache = _CheckedCache(fn)
+        compiled.compile()
+        return compiled
     return decorate
 
 

@@ -25,28 +25,33 @@ recompiled, read-only folders are read (backends/_numba_cache.py).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
 import sys
+import threading
 import types as _pytypes
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 
 from ._disk_cache import drop_damaged, warn_once, write_atomically  # noqa: E402
-from ._numba_cache import CACHE_ROOT, KERNEL_DIR, READ_DIRS, WRITE_DIR, cache_tag, claim_dir  # noqa: E402
+from ._numba_cache import CACHE_ROOT, KERNEL_DIR, READ_DIRS, WRITE_DIR, cache_tag, cached_cfunc, claim_dir  # noqa: E402
+from numba import types as _nbtypes  # noqa: E402
 from numba.core import errors as numba_errors  # noqa: E402
 
 from .. import dtypes as D  # noqa: E402
 from .. import ir  # noqa: E402
 from . import _numba_elementwise, _numba_math  # noqa: E402,F401  (register the helpers' overloads)
 
-__all__ = ["BACKEND", "source", "kernel_for", "warmup", "common_plans", "CACHE_ROOT", "KERNEL_DIR"]
+__all__ = ["BACKEND", "source", "kernel_for", "warmup", "common_plans", "CACHE_ROOT", "KERNEL_DIR",
+           "get_num_threads", "set_num_threads", "num_threads"]
 
-GENERATOR_VERSION = 3   # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 4   # part of every generated source: bump it to regenerate all kernels
 
 
 def _cache_tag() -> str:
@@ -64,6 +69,8 @@ _NARROW = {
     "e5": ("e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2", np.uint8),
 }
 _REAL_PART = {"c8": D.float32, "c16": D.float64}
+# native(data, steps, n): void(char **data, int64 *steps, int64 n) in C (gpupromote/_fastpath.c)
+_NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.CPointer(_nbtypes.int64), _nbtypes.int64)
 _MAX_STRIDED_NDIM = 4
 
 
@@ -130,12 +137,16 @@ def _param_names(kernel):
     return [f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params]
 
 
-def _body(kernel, index: str, indent: str) -> list[str]:
-    """One element: every step of the DAG once, the store and the checks."""
+def _body(kernel, index, indent: str) -> list[str]:
+    """One element: every step of the DAG once, the store and the checks. ``index``: the index
+    expression of every array, or a function of an array's name giving its own (strided loops
+    over raw pointers step each array by its own stride)."""
+    at = index if callable(index) else (lambda name: index)
+
     def param(p):
         if p.folded:
             return f"s{p.index}"
-        elem = f"x{p.index}[{index}]"
+        elem = f"x{p.index}[{at(f'x{p.index}')}]"
         return f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
 
     names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
@@ -149,7 +160,7 @@ def _body(kernel, index: str, indent: str) -> list[str]:
         stored = _round_to_narrow(names[src], src.dtype, from_f32, from_f64)
     else:
         stored = names[kernel.value]
-    lines.append(f"{indent}out[{index}] = {stored}")
+    lines.append(f"{indent}out[{at('out')}] = {stored}")
     for k, check in enumerate(kernel.checks):
         lines.append(f"{indent}if {names[check.cond]}:")
         lines.append(f"{indent}    flags[{k}] = 1")
@@ -168,6 +179,7 @@ def source(kernel) -> str:
         'Written once by gpupromote.backends.cpu_numba and imported from here so that Numba can cache',
         'the compiled code on disk. Do not edit."""',
         "import numpy as np",
+        "from numba import carray",
         "from gpupromote.backends._numba_cache import cached_njit",
         "from gpupromote.backends._numba_math import *  # noqa: F401,F403",
         "from gpupromote.backends._numba_elementwise import *  # noqa: F401,F403",
@@ -189,7 +201,46 @@ def source(kernel) -> str:
         for d in range(nd):
             lines.append(f"{'    ' * (d + 1)}for i{d} in range(out.shape[{d}]):")
         lines += _body(kernel, idx, "    " * (nd + 1))
+    if not kernel.checks:
+        lines += _native_lines(kernel)
     return "\n".join(lines) + "\n"
+
+
+def _storage_np(d: D.DType) -> str:
+    """The numpy type an array of ``d`` is read and written as (narrow floats: their bits)."""
+    return f"np.{_NARROW[d.code][3].__name__}" if d.is_narrow_float else _np(d)
+
+
+def _native_lines(kernel) -> list[str]:
+    """``native(data, steps, n)``: the kernel's C entry point (a Numba cfunc, compiled by
+    _Compiled.native), which the compiled dispatcher (gpupromote/_fastpath.c) calls with raw
+    pointers and no Python object in between. ``data[k]`` is the address of element 0 of
+    parameter k (of its value, in its carrier type, for a folded scalar), ``data[len(params)]``
+    that of the output; ``steps[k]`` the arrays' steps in elements (>= 0); ``n`` >= 1 elements.
+    Unit steps take the first loop, which LLVM vectorizes (it does not version a loop on a
+    symbolic stride by itself)."""
+    params = kernel.params
+    arrays = [p for p in params if not p.folded]
+    nout = len(params)
+    lines = ["", "", "def native(data, steps, n):"]
+    for p in params:
+        if p.folded:
+            carrier = "np.float32" if p.dtype.is_narrow_float else _np(p.dtype)
+            lines.append(f"    s{p.index} = carray(data[{p.index}], (1,), {carrier})[0]")
+    unit = " and ".join(f"steps[{k}] == 1" for k in [p.index for p in arrays] + [nout])
+    lines.append(f"    if {unit}:")
+    for p in arrays:
+        lines.append(f"        x{p.index} = carray(data[{p.index}], (n,), {_storage_np(p.dtype)})")
+    lines.append(f"        out = carray(data[{nout}], (n,), {_storage_np(kernel.out)})")
+    lines.append("        for i in range(n):")
+    lines += _body(kernel, "i", "            ")
+    lines.append("    else:")
+    for name, k, d in [(f"x{p.index}", p.index, p.dtype) for p in arrays] + [("out", nout, kernel.out)]:
+        lines.append(f"        t_{name} = steps[{k}]")
+        lines.append(f"        {name} = carray(data[{k}], ((n - 1) * t_{name} + 1,), {_storage_np(d)})")
+    lines.append("        for i in range(n):")
+    lines += _body(kernel, lambda name: f"i * t_{name}", "            ")
+    return lines
 
 
 def _as_kernel(k) -> ir.Kernel:
@@ -307,12 +358,35 @@ class _Compiled:
         self.views = [None if p.folded else _storage_view(p.dtype) for p in kernel.params]
         self.out_view = _storage_view(kernel.out)
         self.nflags = len(kernel.checks)
+        self._native = None
 
     def strided(self, ndim):
         fn = self._strided.get(ndim)
         if fn is None:
             fn = self._strided[ndim] = self.module._jit(getattr(self.module, f"strided{ndim}"))
         return fn
+
+    def native(self):
+        """The kernel's C entry point ``native(data, steps, n)`` (see _native_lines), compiled
+        (or loaded from the disk cache) on first use: a Numba CFunc whose ``address`` the
+        compiled dispatcher calls. None for kernels with checks (their flags need the Python
+        path)."""
+        if self._native is None and not self.nflags:
+            self._native = cached_cfunc(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
+        return self._native
+
+    def compile_stats(self) -> dict:
+        """How this process got each compiled entry point's machine code: ``compiled`` (a
+        disk-cache miss) and ``loaded`` (a hit), over the flat, strided and native functions."""
+        compiled = loaded = 0
+        for dispatcher in (self.flat, *self._strided.values()):
+            stats = dispatcher.stats
+            compiled += sum(stats.cache_misses.values())
+            loaded += sum(stats.cache_hits.values())
+        if self._native is not None:
+            loaded += self._native.cache_hits
+            compiled += 1 - self._native.cache_hits
+        return {"compiled": compiled, "loaded": loaded}
 
     def __call__(self, args, out, context=None, flags=None):
         """Evaluate into ``out``. ``context``: the caller's plan (or any object with a
@@ -359,9 +433,147 @@ def _storage_view(d: D.DType):
 
 def _launch(compiled, fn, args, out, tail, context):
     try:
-        fn(*args, out, *tail)
+        split = _split(out)
+        if split is None:
+            fn(*args, out, *tail)
+        else:
+            _run_split(fn, args, out, tail, split)
     except numba_errors.NumbaError as exc:
         raise _no_kernel(compiled.kernel, context, exc) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Threads
+#
+# Above a size a kernel call is split into one chunk per thread, run at once: the kernels are
+# nogil, and each element depends on its own inputs only, so the result is the one-thread result
+# bit for bit, whatever the split (tests/test_threads.py). The compiled dispatcher splits the flat
+# index range in C (_fastpath.c, a pthread pool); the Python path splits the largest axis of the
+# kernel's (coalesced) output over a ThreadPoolExecutor. GPUPROMOTE_NUM_THREADS sets how many
+# threads (default: the cores Numba sees, NUMBA_NUM_THREADS); set_num_threads changes it.
+
+_MIN_CHUNK = 1 << 16   # elements per thread at least: below it, waking a thread costs what it saves
+
+
+def _threads_from_environment() -> int:
+    """GPUPROMOTE_NUM_THREADS (default: Numba's NUMBA_NUM_THREADS, the cores it sees); a value that
+    is not a whole number >= 1 is an error naming the variable, raised by the first op."""
+    text = os.environ.get("GPUPROMOTE_NUM_THREADS")
+    if text is None or not text.strip():
+        from numba.core import config
+        return max(1, int(config.NUMBA_NUM_THREADS))
+    try:
+        n = int(text.strip())
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"GPUPROMOTE_NUM_THREADS={text!r} is not a whole number >= 1: set it to the number of "
+                         f"threads a CPU kernel may use, e.g. {os.cpu_count() or 2}, or 1 for one thread")
+    return n
+
+
+_threads = [_threads_from_environment()]
+
+
+def _tell_native():
+    try:
+        from .. import _fastpath
+    except ImportError:
+        return
+    if hasattr(_fastpath, "set_threads"):
+        _fastpath.set_threads(_threads[0], _MIN_CHUNK)
+
+
+def get_num_threads() -> int:
+    """How many threads a CPU kernel call may use (GPUPROMOTE_NUM_THREADS, set_num_threads)."""
+    return _threads[0]
+
+
+def set_num_threads(n: int) -> int:
+    """Let CPU kernel calls use ``n`` threads (>= 1) from now on, in every thread of the process;
+    returns the previous number. Results do not depend on it."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads({n!r}): pass a whole number of threads >= 1")
+    previous, _threads[0] = _threads[0], n
+    _tell_native()
+    return previous
+
+
+@contextlib.contextmanager
+def num_threads(n: int):
+    """``with num_threads(1): ...``: the number of threads for a block (process-wide while it runs)."""
+    previous = set_num_threads(n)
+    try:
+        yield n
+    finally:
+        set_num_threads(previous)
+
+
+_tell_native()
+_executor_lock = threading.Lock()
+_executor_state = [None, 0, 0]   # executor, its workers, the process it belongs to
+
+
+def _executor(workers: int):
+    with _executor_lock:
+        ex, have, pid = _executor_state
+        if ex is None or have < workers or pid != os.getpid():
+            if ex is not None and pid == os.getpid():
+                ex.shutdown(wait=False)
+            # why the pid: a forked child has the executor object but none of its threads
+            ex = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpupromote-cpu")
+            _executor_state[:] = [ex, workers, os.getpid()]
+        return ex
+
+
+def _split(out):
+    """(axis, [(lo, hi), ...]): the chunks a kernel call into ``out`` runs as, one per thread,
+    along out's longest axis; None for one thread."""
+    threads, size = _threads[0], out.size
+    if threads < 2 or size < 2 * _MIN_CHUNK:
+        return None
+    axis = max(range(out.ndim), key=out.shape.__getitem__)
+    n = out.shape[axis]
+    parts = min(threads, size // _MIN_CHUNK, n)
+    if parts < 2:
+        return None
+    step = -(-n // parts)
+    return axis, [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+def _run_split(fn, args, out, tail, split):
+    """fn over the chunks of ``split``: the first in this thread, the others on the executor. The
+    arrays among ``args`` have out's shape; ``tail`` (a checks' flags array) is given to each chunk
+    as a copy and the copies are or-ed back."""
+    axis, bounds = split
+    lead = (slice(None),) * axis
+    flags = [tuple(f.copy() for f in tail) for _ in bounds]
+
+    def chunk(lo, hi, chunk_flags):
+        sel = lead + (slice(lo, hi),)
+        fn(*[a[sel] if isinstance(a, np.ndarray) and a.ndim == out.ndim else a for a in args], out[sel], *chunk_flags)
+
+    ex = _executor(len(bounds) - 1)
+    futures = [ex.submit(chunk, lo, hi, f) for (lo, hi), f in zip(bounds[1:], flags[1:])]
+    try:
+        chunk(*bounds[0], flags[0])
+    finally:
+        done = [f.exception() for f in futures]   # all of them finish before anything is raised
+    for exc in done:
+        if exc is not None:
+            raise exc
+    for copies in flags:
+        for f, c in zip(tail, copies):
+            np.bitwise_or(f, c, out=f)
+
+
+def _flat_call(flat, args, out):
+    """flat(*args, out) on 1-d arrays of out's length and scalars, over threads when it is long."""
+    split = None if out.shape[0] < 2 * _MIN_CHUNK else _split(out)
+    if split is None:
+        flat(*args, out)
+    else:
+        _run_split(flat, args, out, (), split)
 
 
 def _no_kernel(kernel, context, exc):
@@ -472,7 +684,7 @@ def _nd_same_shape(flat, a, b, v0, v1, vo, res_np):
         return None
     out = alloc(shape, res_np)
     a, b, o = a.reshape(-1), b.reshape(-1), out.reshape(-1)
-    flat(a if v0 is None else a.view(v0), b if v1 is None else b.view(v1), o if vo is None else o.view(vo))
+    _flat_call(flat, (a if v0 is None else a.view(v0), b if v1 is None else b.view(v1)), o if vo is None else o.view(vo))
     return out
 
 
@@ -484,6 +696,7 @@ def _fast_runner(plan, converters):
     k = kernel_for(plan)
     flat, res_np, vo = k.flat, plan.result.numpy, k.out_view
     small, np_empty = _POOL_MIN_BYTES // res_np.itemsize, np.empty
+    lim = min(small, 2 * _MIN_CHUNK)   # below: one thread, np.empty
 
     def empty(shape, dtype):   # 1-element calls must not pay for the pool's bookkeeping
         return np_empty(shape, dtype) if shape[0] < small else alloc(shape, dtype)
@@ -495,8 +708,12 @@ def _fast_runner(plan, converters):
                     shape = a.shape
                     try:
                         if len(shape) == 1 and b.shape == shape:
-                            out = np_empty(shape, res_np) if shape[0] < small else alloc(shape, res_np)
-                            flat(a, b, out)
+                            if shape[0] < lim:
+                                out = np_empty(shape, res_np)
+                                flat(a, b, out)
+                            else:
+                                out = alloc(shape, res_np)
+                                _flat_call(flat, (a, b), out)
                             return out
                         return _nd_same_shape(flat, a, b, None, None, None, res_np)
                     except numba_errors.NumbaError as exc:
@@ -508,8 +725,8 @@ def _fast_runner(plan, converters):
                 try:
                     if len(shape) == 1 and b.shape == shape:
                         out = empty(shape, res_np)
-                        flat(a if v0 is None else a.view(v0), b if v1 is None else b.view(v1),
-                             out if vo is None else out.view(vo))
+                        _flat_call(flat, (a if v0 is None else a.view(v0), b if v1 is None else b.view(v1)),
+                                   out if vo is None else out.view(vo))
                         return out
                     return _nd_same_shape(flat, a, b, v0, v1, vo, res_np)
                 except numba_errors.NumbaError as exc:
@@ -533,10 +750,7 @@ def _fast_runner(plan, converters):
                 if vo is not None:
                     o = o.view(vo)
                 try:
-                    if arr_first:
-                        flat(x, conv(s), o)
-                    else:
-                        flat(conv(s), x, o)
+                    _flat_call(flat, (x, conv(s)) if arr_first else (conv(s), x), o)
                 except numba_errors.NumbaError as exc:
                     raise _no_kernel(k.kernel, plan, exc) from None
                 return out
@@ -585,6 +799,19 @@ class _CpuBackend:
         return np.asarray(x)
 
     fast_runner = staticmethod(_fast_runner)
+
+    @staticmethod
+    def native_kernel(plan):
+        """The plan's kernel C entry point (a Numba CFunc: ``.address``), for the compiled
+        dispatcher; None where it has none (kernels with checks). Compile failures are None too:
+        the Python path then reports them as the TypeError users see."""
+        try:
+            return kernel_for(plan).native()
+        except numba_errors.NumbaError:
+            return None
+
+    alloc = staticmethod(alloc)
+    pool_min_bytes = _POOL_MIN_BYTES
 
 
 BACKEND = _CpuBackend()
