@@ -22,6 +22,7 @@
 #include <numpy/arrayobject.h>
 #include <numpy/arrayscalars.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -590,6 +591,20 @@ value_as_float(const Value *v)
     return v->kind == 'u' ? (float)v->u : v->kind == 'f' || v->kind == 'c' ? (float)v->re : (float)v->i;
 }
 
+/* *x rounded to float32 (kept in the double); 0 when a finite value overflows to infinity,
+ * which NumPy reports ("overflow encountered in cast", per np.errstate): the Python converter's
+ * case. */
+static int
+narrow_to_float(double *x)
+{
+    float f = (float)*x;
+    if (isinf(f) && isfinite(*x)) {
+        return 0;
+    }
+    *x = (double)f;
+    return 1;
+}
+
 /* An integer of `code`'s width from the low 64 bits (two's complement, wrapping). */
 static void
 wrap_int(Value *v, uint64_t bits, int code)
@@ -648,12 +663,17 @@ fold_value(PyObject *x, int src, int to, Slot *slot)
             return 0;
         }
         if (src == F_F4 || src == F_C8) {
-            v.re = (double)(float)v.re;
-            v.im = (double)(float)v.im;
+            if (!narrow_to_float(&v.re) || !narrow_to_float(&v.im)) {
+                return 0;
+            }
         }
         else if (src == F_F2) {
 #if defined(__FLT16_MAX__)
+            double wide = v.re;
             v.re = (double)(_Float16)v.re;   /* one rounding from the double, as np.float16(x) */
+            if (isinf(v.re) && isfinite(wide)) {
+                return 0;   /* NumPy warns "overflow encountered in cast": the Python converter */
+            }
 #else
             return 0;
 #endif
@@ -679,12 +699,13 @@ fold_value(PyObject *x, int src, int to, Slot *slot)
             if (v.kind == 'c' && to == F_F4) {
                 return 0;
             }
-            if (v.kind == 'c') {
-                v.re = (double)(float)v.re;
-                v.im = (double)(float)v.im;
+            if (v.kind == 'c' || v.kind == 'f') {
+                if (!narrow_to_float(&v.re) || !narrow_to_float(&v.im)) {
+                    return 0;
+                }
             }
             else {
-                v.re = (double)value_as_float(&v);
+                v.re = (double)value_as_float(&v);   /* every integer is finite in float32 */
                 v.im = 0;
             }
             v.kind = fold_kind[to];

@@ -246,11 +246,7 @@ def kernel_cache_stats() -> dict:
     and signature; ``kernel_dir`` is the disk cache. ``client.run(gpupromote.dask.kernel_cache_stats)``
     asks every worker."""
     from gpupromote.backends import cpu_numba
-    compiled = loaded = 0
     kernels = list(cpu_numba._kernels.values())
-    for k in kernels:
-        for dispatcher in (k.flat, *k._strided.values()):
-            stats = dispatcher.stats
-            compiled += sum(stats.cache_misses.values())
-            loaded += sum(stats.cache_hits.values())
+    stats = [k.compile_stats() for k in kernels]
+    compiled, loaded = sum(s["compiled"] for s in stats), sum(s["loaded"] for s in stats)
     return {"kernels": len(kernels), "compiled": compiled, "loaded": loaded, "kernel_dir": str(cpu_numba.KERNEL_DIR)}

@@ -40,11 +40,11 @@ _CHILD = textwrap.dedent("""
         from gpupromote.backends import cpu_numba
         a, b = np.array([3.0, 5.0]), np.array([4.0, 12.0])
         result = gp.hypot(a, b).tolist()
-        stats = cpu_numba.kernel_for(plan_for("hypot", [a, b])).flat.stats
+        stats = cpu_numba.kernel_for(plan_for("hypot", [a, b])).compile_stats()
         h = np.array([1.5, -2.0], np.float16)   # float16 kernels call the cached _numba_math helpers
         assert gp.multiply(h, h).tolist() == [2.25, 4.0]
-    print(json.dumps({{"result": result, "hits": sum(stats.cache_hits.values()),
-                       "misses": sum(stats.cache_misses.values()), "kernel_dir": str(cpu_numba.KERNEL_DIR),
+    print(json.dumps({{"result": result, "hits": stats["loaded"],
+                       "misses": stats["compiled"], "kernel_dir": str(cpu_numba.KERNEL_DIR),
                        "write_dir": str(cpu_numba.WRITE_DIR),
                        "warnings": [f"{{w.category.__name__}}: {{w.message}}" for w in seen]}}))
 """)
@@ -148,10 +148,11 @@ def _half_written(path):
 
 
 DAMAGE = [
-    ("truncated .nbc of the kernel", "_gpk_*.flat-*.nbc", _truncate),
-    ("garbage .nbc of the kernel", "_gpk_*.flat-*.nbc", _garbage),
-    ("garbage .nbi of the kernel", "_gpk_*.flat-*.nbi", _garbage),
-    ("empty .nbi of the kernel", "_gpk_*.flat-*.nbi", _empty),
+    # the kernel entry point the call compiled: native (the compiled dispatcher) or flat (the Python path)
+    ("truncated .nbc of the kernel", "_gpk_*.*-*.nbc", _truncate),
+    ("garbage .nbc of the kernel", "_gpk_*.*-*.nbc", _garbage),
+    ("garbage .nbi of the kernel", "_gpk_*.*-*.nbi", _garbage),
+    ("empty .nbi of the kernel", "_gpk_*.*-*.nbi", _empty),
     ("empty kernel module", "_gpk_*.py", _empty),
     ("half-written kernel module", "_gpk_*.py", _half_written),
     ("garbage kernel module", "_gpk_*.py", _garbage),

@@ -566,8 +566,8 @@ from gpupromote.api import plan_for
 from gpupromote.backends.cpu_numba import kernel_for
 a, b = np.ones(8, np.float16), np.ones(8, np.int16)
 assert gp.multiply(a, b).tolist() == [1.0] * 8
-s = kernel_for(plan_for("multiply", [a, b])).flat.stats
-print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))
+s = kernel_for(plan_for("multiply", [a, b])).compile_stats()   # its flat, strided and native entry points
+print(s["loaded"], s["compiled"])
 """
 
 
