@@ -386,6 +386,7 @@ typedef union {
 
 #define GP_MAX_THREADS 256
 static int n_threads = 1;              /* set by cpu_numba (GPUPROMOTE_NUM_THREADS) */
+static unsigned long long calls_split; /* kernel calls split over threads (op_stats()) */
 static int64_t min_chunk = 1 << 16;    /* elements per thread at least */
 #define GP_RELEASE_GIL_MIN 16384       /* elements: below, releasing the GIL costs more than it gives */
 
@@ -538,6 +539,7 @@ run_kernel(gp_kernel fn, char **data, const int64_t *steps, const int64_t *bytes
         /* chunks of whole 64-element blocks, so that no two threads write one cache line */
         job.chunk = ((n + parts - 1) / parts + 63) & ~(int64_t)63;
         job.nchunks = (int)((n + job.chunk - 1) / job.chunk);
+        calls_split++;
         Py_BEGIN_ALLOW_THREADS
         pool_run(&job);
         Py_END_ALLOW_THREADS
@@ -1230,6 +1232,8 @@ op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyO
 }
 
 static PyObject *str_out;
+/* Calls the compiled path served and calls it handed to the Python function (op_stats()). */
+static unsigned long long calls_served, calls_declined;
 
 static PyObject *
 op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -1304,10 +1308,12 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
     }
     Py_DECREF(policy);
     if (result != NULL) {
+        calls_served++;
         return result;
     }
     PyErr_Clear();   /* the Python path meets the same condition and says what it is */
 fallback:
+    calls_declined++;
     return PyObject_Vectorcall(self->py_fn, args, nargsf, kwnames);
 }
 
@@ -1428,6 +1434,12 @@ set_threads(PyObject *module, PyObject *args)
 }
 
 static PyObject *
+op_stats(PyObject *module, PyObject *unused)
+{
+    return Py_BuildValue("{sKsKsK}", "served", calls_served, "declined", calls_declined, "split", calls_split);
+}
+
+static PyObject *
 bind_ops(PyObject *module, PyObject *args)
 {
     PyObject *cv, *nd;
@@ -1463,6 +1475,9 @@ static PyMethodDef methods[] = {
      "Drop the pointer memos of result_type and of the ops (api.forget_plans does this when it empties the plan cache)."},
     {"bind_ops", bind_ops, METH_VARARGS,
      "bind_ops(current_policy, ndarray)\nHand the policy context variable and numpy.ndarray to the ops (dispatch.py)."},
+    {"op_stats", op_stats, METH_NOARGS,
+     "op_stats() -> {'served': n, 'declined': m, 'split': k}: op calls the compiled path ran, those it handed\n"
+     "to Python, and kernel calls it split over threads."},
     {"set_threads", set_threads, METH_VARARGS,
      "set_threads(threads, min_chunk=65536) -> (threads, min_chunk)\n"
      "How many threads a kernel call may use, and the fewest elements each thread gets (cpu_numba sets it)."},

@@ -696,7 +696,6 @@ def _fast_runner(plan, converters):
     k = kernel_for(plan)
     flat, res_np, vo = k.flat, plan.result.numpy, k.out_view
     small, np_empty = _POOL_MIN_BYTES // res_np.itemsize, np.empty
-    lim = min(small, 2 * _MIN_CHUNK)   # below: one thread, np.empty
 
     def empty(shape, dtype):   # 1-element calls must not pay for the pool's bookkeeping
         return np_empty(shape, dtype) if shape[0] < small else alloc(shape, dtype)
@@ -708,11 +707,10 @@ def _fast_runner(plan, converters):
                     shape = a.shape
                     try:
                         if len(shape) == 1 and b.shape == shape:
-                            if shape[0] < lim:
-                                out = np_empty(shape, res_np)
+                            out = np_empty(shape, res_np) if shape[0] < small else alloc(shape, res_np)
+                            if shape[0] < 2 * _MIN_CHUNK:
                                 flat(a, b, out)
                             else:
-                                out = alloc(shape, res_np)
                                 _flat_call(flat, (a, b), out)
                             return out
                         return _nd_same_shape(flat, a, b, None, None, None, res_np)
