@@ -1,33 +1,44 @@
 """The CPU engine against NumPy on the same data in the same run (pytest-benchmark).
 
-One thread (Numba's kernels are serial loops; NUMBA_NUM_THREADS=1 is set anyway), N = 10**7.
-Each group holds a gpupromote row and a NumPy row (``extra_info["impl"]``), so bench/report.py
-and bench/run.py can print the speed ratio. Goals (issue 3): same dtype >= 0.95x NumPy,
-int8+float32 and int32+Python float >= 1.5x, float16+float32 >= 5x, bfloat16+float32 >= 1.5x
-(NumPy with ml_dtypes), a 1-element op's dispatch <= 1.5 us median, cold compile <= 100 ms per
-kernel, warm load from the disk cache <= 5 ms.
+N = 10**7, one thread unless a row says otherwise (NumPy's add is single-threaded). Each group
+holds a gpupromote row and a baseline row (``extra_info["impl"]``), so bench/report.py prints the
+speed ratio; rows that move a known number of bytes carry it (``extra_info["bytes"]``: inputs read
++ output written), and the report prints their GB/s.
 
-    NUMBA_NUM_THREADS=1 python -m pytest bench/bench_cpu.py --benchmark-json=cpu.json
-    python bench/report.py cpu.json
+* ``N=1e7 <case>``: a new result each call (gpupromote's output pool on, NumPy allocating);
+* ``N=1e7 <case>, pool off``: the same with gpupromote's pool off (GPUPROMOTE_CPU_POOL_MB=0), so
+  both sides pay for fresh pages: the allocator's share, apart from the kernel's;
+* ``out= N=1e7 <case>``: the output preallocated on both sides: kernel speed alone. Goals (issue
+  12): every case >= 85% of the GB/s of np.add(f32, f32, out=) in the same run, >= 0.95x NumPy's
+  own out= call, float16+float32 >= 5x;
+* ``threads out= N=1e7 <case>``: all cores against one thread, both gpupromote (goal >= 1.7x for
+  float16+float32 and int8+float32 on 2 cores);
+* ``dispatch: ...``: 1-element calls, everything but the arithmetic (goal >= 0.8x np.add), and the
+  same with all cores allowed against one thread (the same code runs: no slower);
+* compile and load: a kernel's native entry point compiled cold (<= 100 ms), loaded from the disk
+  cache (<= 5 ms), also in a fresh process.
+
+    python -m pytest bench/bench_cpu.py --benchmark-json=cpu.json && python bench/report.py cpu.json
 """
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
+import uuid
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+import ml_dtypes
+import numpy as np
+import pytest
 
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import textwrap  # noqa: E402
-import uuid  # noqa: E402
+import gpupromote as gp
+from gpupromote.api import plan_for
+from gpupromote.backends import cpu_numba
 
-import ml_dtypes  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import gpupromote as gp  # noqa: E402
-from gpupromote.api import plan_for  # noqa: E402
-from gpupromote.backends import cpu_numba  # noqa: E402
+# every core this process may run on (GPUPROMOTE_NUM_THREADS's default counts Numba's, which
+# bench/run.py pins to 1 for the other suites)
+ALL_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 N = 10**7
 _rng = np.random.default_rng(0)
@@ -38,64 +49,149 @@ _I32 = _rng.integers(-10**6, 10**6, N).astype(np.int32)
 _F16 = _F32.astype(np.float16)
 _BF16 = _F32.astype(ml_dtypes.bfloat16)
 
-# case -> (gpupromote call, NumPy call); both give the same dtype (checked below)
+# case -> (operands, result dtype); both sides give that dtype (checked below)
 CASES = {
-    "float32+float32 (same dtype)": (lambda: gp.add(_F32, _G32), lambda: np.add(_F32, _G32)),
-    "int8+float32": (lambda: gp.add(_I8, _G32), lambda: np.add(_I8, _G32)),
-    "int32+Python float": (lambda: gp.add(_I32, 1.5), lambda: np.add(_I32, 1.5)),
-    "float16+float32": (lambda: gp.add(_F16, _G32), lambda: np.add(_F16, _G32)),
-    "bfloat16+float32": (lambda: gp.add(_BF16, _G32), lambda: np.add(_BF16, _G32)),
+    "float32+float32 (same dtype)": ((_F32, _G32), np.float32),
+    "int8+float32": ((_I8, _G32), np.float32),
+    "int32+Python float": ((_I32, 1.5), np.float64),
+    "float16+float32": ((_F16, _G32), np.float32),
+    "bfloat16+float32": ((_BF16, _G32), np.float32),
 }
+_OUT = {np.dtype(np.float32): np.empty(N, np.float32), np.dtype(np.float64): np.empty(N, np.float64)}
+
+
+def _bytes(case):
+    operands, result = CASES[case]
+    return sum(x.nbytes for x in operands if isinstance(x, np.ndarray)) + N * np.dtype(result).itemsize
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    with cpu_numba.num_threads(1):
+        yield
+
+
+@pytest.fixture
+def pool_off(monkeypatch):
+    monkeypatch.setattr(cpu_numba, "_POOL_CAP", 0)   # what GPUPROMOTE_CPU_POOL_MB=0 sets
+
+
+def _calls(case):
+    (a, b), result = CASES[case]
+    out = _OUT[np.dtype(result)]
+    return (lambda: gp.add(a, b), lambda: np.add(a, b),
+            lambda: gp.add(a, b, out=out), lambda: np.add(a, b, out=out))
+
+
+def _check(case):
+    ours, theirs, ours_out, theirs_out = _calls(case)
+    assert ours().dtype == theirs().dtype    # same result dtype; compiles / loads the kernel
+    assert ours_out() is _OUT[np.dtype(CASES[case][1])]
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_gpupromote(benchmark, case):
-    ours, theirs = CASES[case]
-    assert ours().dtype == theirs().dtype     # same result dtype; compiles / loads the kernel
+    _check(case)
     benchmark.group = f"N=1e7 {case}"
     benchmark.extra_info["impl"] = "gpupromote"
-    benchmark.pedantic(ours, rounds=15, warmup_rounds=1)
+    benchmark.pedantic(_calls(case)[0], rounds=15, warmup_rounds=1)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_numpy(benchmark, case):
     benchmark.group = f"N=1e7 {case}"
     benchmark.extra_info["impl"] = "numpy"
-    benchmark.pedantic(CASES[case][1], rounds=15, warmup_rounds=1)
+    benchmark.pedantic(_calls(case)[1], rounds=15, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gpupromote_pool_off(benchmark, case, pool_off):
+    _check(case)
+    benchmark.group = f"N=1e7 {case}, pool off"
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(_calls(case)[0], rounds=15, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_numpy_pool_off(benchmark, case):
+    benchmark.group = f"N=1e7 {case}, pool off"
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(_calls(case)[1], rounds=15, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gpupromote_out(benchmark, case):
+    _check(case)
+    benchmark.group = f"out= N=1e7 {case}"
+    benchmark.extra_info.update(impl="gpupromote", bytes=_bytes(case))
+    benchmark.pedantic(_calls(case)[2], rounds=15, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_numpy_out(benchmark, case):
+    benchmark.group = f"out= N=1e7 {case}"
+    benchmark.extra_info.update(impl="numpy", bytes=_bytes(case))
+    benchmark.pedantic(_calls(case)[3], rounds=15, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gpupromote_out_all_cores(benchmark, case):
+    _check(case)
+    benchmark.group = f"threads out= N=1e7 {case}"
+    benchmark.extra_info.update(impl="gpupromote", threads=ALL_CORES, bytes=_bytes(case))
+    with cpu_numba.num_threads(ALL_CORES):
+        benchmark.pedantic(_calls(case)[2], rounds=15, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gpupromote_out_one_thread(benchmark, case):
+    benchmark.group = f"threads out= N=1e7 {case}"
+    benchmark.extra_info.update(impl="1 thread", threads=1, bytes=_bytes(case))
+    benchmark.pedantic(_calls(case)[2], rounds=15, warmup_rounds=1)
 
 
 # --- dispatch: a 1-element op, everything but the arithmetic ------------------------------------
 _ONE_A, _ONE_B = np.ones(1, np.float32), np.ones(1, np.float32)
-
-
-def test_gpupromote_dispatch_1_element(benchmark):
-    gp.add(_ONE_A, _ONE_B)
-    benchmark.group = "dispatch: float32[1] + float32[1]"
-    benchmark.extra_info["impl"] = "gpupromote"
-    benchmark(gp.add, _ONE_A, _ONE_B)
-
-
-def test_numpy_dispatch_1_element(benchmark):
-    benchmark.group = "dispatch: float32[1] + float32[1]"
-    benchmark.extra_info["impl"] = "numpy"
-    benchmark(np.add, _ONE_A, _ONE_B)
-
-
 _ONE_I8 = np.ones(1, np.int8)
+DISPATCH = {  # group -> (operands); a Python int's value can change the plan: it is checked against its bounds
+    "dispatch: float32[1] + float32[1]": (_ONE_A, _ONE_B),
+    "dispatch: int8[1] + Python int": (_ONE_I8, 3),
+}
 
 
-def test_gpupromote_dispatch_python_int(benchmark):
-    # a Python int's value can change the plan: the runner checks it against the plan's bounds
-    gp.add(_ONE_I8, 3)
-    benchmark.group = "dispatch: int8[1] + Python int"
+@pytest.mark.parametrize("group", DISPATCH)
+def test_gpupromote_dispatch(benchmark, group):
+    a, b = DISPATCH[group]
+    gp.add(a, b)
+    benchmark.group = group
     benchmark.extra_info["impl"] = "gpupromote"
-    benchmark(gp.add, _ONE_I8, 3)
+    benchmark(lambda: gp.add(a, b))
 
 
-def test_numpy_dispatch_python_int(benchmark):
-    benchmark.group = "dispatch: int8[1] + Python int"
+@pytest.mark.parametrize("group", DISPATCH)
+def test_numpy_dispatch(benchmark, group):
+    a, b = DISPATCH[group]
+    benchmark.group = group
     benchmark.extra_info["impl"] = "numpy"
-    benchmark(np.add, _ONE_I8, 3)
+    benchmark(lambda: np.add(a, b))
+
+
+@pytest.mark.parametrize("group", DISPATCH)
+def test_gpupromote_dispatch_all_cores(benchmark, group):
+    a, b = DISPATCH[group]
+    benchmark.group = group.replace("dispatch:", "dispatch, all cores:")
+    benchmark.extra_info.update(impl="gpupromote", threads=ALL_CORES)
+    with cpu_numba.num_threads(ALL_CORES):
+        gp.add(a, b)
+        benchmark(lambda: gp.add(a, b))
+
+
+@pytest.mark.parametrize("group", DISPATCH)
+def test_gpupromote_dispatch_one_thread(benchmark, group):
+    a, b = DISPATCH[group]
+    benchmark.group = group.replace("dispatch:", "dispatch, all cores:")
+    benchmark.extra_info.update(impl="1 thread", threads=1)
+    benchmark(lambda: gp.add(a, b))
 
 
 # --- compile and load ---------------------------------------------------------------------------
@@ -108,25 +204,25 @@ _FRESH = []
 
 def _compile_fresh():
     # A kernel no process has seen: the plan's source with a unique comment is a new module file,
-    # so Numba compiles it (and writes it to the disk cache).
+    # and its native entry point (what a first gp.multiply call compiles) is compiled (and
+    # written to the disk cache).
     module = cpu_numba._load_module(cpu_numba.source(_PLAN) + f"# bench {uuid.uuid4().hex}\n")
-    module.flat(*_ARGS, np.empty(4, np.float32))
-    _FRESH.append(module.flat)
+    native = cpu_numba.cached_cfunc(cpu_numba._NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(module.native)
+    assert native.address and native.cache_hits == 0
+    _FRESH.append(native)
 
 
 def _remove_fresh_caches():
-    """Numba's cache files of the throw-away kernels (its locator knows where they went)."""
-    import shutil
-    for fn in _FRESH:
-        path = getattr(getattr(fn, "_cache", None), "cache_path", None)
-        if path and "numba" in str(path):
-            shutil.rmtree(path, ignore_errors=True)
+    """The throw-away kernels' modules and Numba cache files."""
+    for native in _FRESH:
+        base = native._cache._impl.filename_base
+        for path in cpu_numba.WRITE_DIR.glob(base.split(".")[0] + "*"):
+            path.unlink(missing_ok=True)
     _FRESH.clear()
 
 
-def test_gpupromote_cold_compile_per_kernel(benchmark, tmp_path, monkeypatch):
-    gp.multiply(*_ARGS)   # Numba's one-time start-up is not a kernel's compile time
-    monkeypatch.setattr(cpu_numba, "KERNEL_DIR", tmp_path)   # keep the throw-away kernels out of the cache
+def test_gpupromote_cold_compile_per_kernel(benchmark):
+    gp.multiply(*_ARGS)   # Numba's one-time start-up (and the helpers' load) is not a kernel's compile time
     benchmark.group = "cold compile, one kernel"
     benchmark.extra_info["impl"] = "gpupromote"
     try:
@@ -143,12 +239,15 @@ def _evict():
 
 
 def _load_warm():
-    cpu_numba.kernel_for(_PLAN)(_ARGS, np.empty(4, np.float32))
+    native = cpu_numba.kernel_for(_PLAN).native()
+    assert native.cache_hits == 1
 
 
 def test_gpupromote_warm_load_per_kernel(benchmark):
-    """Import the kernel's module again and let Numba load the compiled code from its disk cache
-    (what a second process does), after Numba's own start-up."""
+    """Import the kernel's module again and let Numba load the native entry point from its disk
+    cache (what a second process does), after Numba's own start-up."""
+    cpu_numba.kernel_for(_PLAN).native()
+    _evict()
     _load_warm()
     benchmark.group = "warm load from the disk cache, one kernel"
     benchmark.extra_info["impl"] = "gpupromote"
@@ -160,12 +259,13 @@ _CHILD = textwrap.dedent("""
     from gpupromote.api import plan_for
     from gpupromote.backends import cpu_numba
     gp.add(np.ones(4, np.float64), np.ones(4, np.float64))     # Numba's start-up
-    plans = [plan_for(op, [np.ones(4, a), np.ones(4, b)]) for op in ("multiply", "subtract")
-             for a, b in ((np.int16, np.float32), (np.float16, np.float32), (np.int8, np.int32))]
+    operands = [[np.ones(4, a), np.ones(4, b)] for a, b in ((np.int16, np.float32), (np.float16, np.float32),
+                                                            (np.int8, np.int32))]
+    calls = [(getattr(gp, op), args) for op in ("multiply", "subtract") for args in operands]
     t = time.perf_counter()
-    for p in plans:
-        cpu_numba.kernel_for(p)([np.ones(4, d.numpy) for d in p.inputs], np.empty(4, p.result.numpy))
-    print((time.perf_counter() - t) / len(plans))
+    for fn, args in calls:    # what a first call in a new process costs: resolve, load, run
+        fn(*args)
+    print((time.perf_counter() - t) / len(calls))
 """)
 
 

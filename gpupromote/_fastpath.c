@@ -353,9 +353,9 @@ bind(PyObject *module, PyObject *args)
  *   2. the Python ints held to the plan's bounds (the values the cached plan holds for);
  *   3. the folded scalars converted to the kernel's parameter type (fold_value: the cases
  *      where a C conversion is the Python converter's, bit for bit; other cases call it);
- *   4. the layouts: arrays of one shape, each C-contiguous or 1-d with a step >= 0 (in
- *      elements), aligned; out= of the result dtype, writable, aligned, disjoint from the inputs
- *      or one of them element for element (in place), where the plan's store rules allow it;
+ *   4. the layouts: arrays of one shape, C-contiguous and aligned; out= of the result dtype,
+ *      writable, C-contiguous, aligned, disjoint from the inputs or one of them element for
+ *      element (in place), where the plan's store rules allow it;
  *   5. the output (a new array; the Python pool for large ones) and the kernel, entered through
  *      its C address, over threads above a size (run_kernel).
  * Whatever does not fit (another layout, a value out of bounds, an unusual scalar conversion, an
@@ -363,7 +363,7 @@ bind(PyObject *module, PyObject *args)
  * gives the same result or raises the same error (tests/test_dispatcher.py holds them equal).
  * ========================================================================================== */
 
-typedef void (*gp_kernel)(char **data, const int64_t *steps, int64_t n);
+typedef void (*gp_kernel)(char **data, int64_t n);
 
 #define GP_MAX_IN 3
 #define GP_MAX_OPS (GP_MAX_IN + 1)
@@ -393,8 +393,7 @@ static int64_t min_chunk = 1 << 16;    /* elements per thread at least */
 typedef struct {
     gp_kernel fn;
     char *data[GP_MAX_OPS];
-    int64_t steps[GP_MAX_OPS];
-    int64_t bytes_per_step[GP_MAX_OPS];
+    int64_t itemsize[GP_MAX_OPS];   /* 0 for a folded scalar: every chunk reads the same value */
     int nops;
     int64_t n, chunk;
     int nchunks;
@@ -410,9 +409,9 @@ run_chunk(const Job *job, int c)
     }
     char *data[GP_MAX_OPS];
     for (int k = 0; k < job->nops; k++) {
-        data[k] = job->data[k] + lo * job->steps[k] * job->bytes_per_step[k];
+        data[k] = job->data[k] + lo * job->itemsize[k];
     }
-    job->fn(data, job->steps, hi - lo);
+    job->fn(data, hi - lo);
 }
 
 #if !defined(_WIN32)
@@ -519,7 +518,7 @@ pool_run(const Job *job)
 /* fn over n >= 1 elements: over threads when there is enough work for two, else in this thread
  * (without the GIL once the loop is long enough to be worth it). Called with the GIL. */
 static void
-run_kernel(gp_kernel fn, char **data, const int64_t *steps, const int64_t *bytes_per_step, int nops, int64_t n)
+run_kernel(gp_kernel fn, char **data, const int64_t *itemsize, int nops, int64_t n)
 {
     int64_t parts = n_threads > 1 ? n / min_chunk : 1;
     if (parts > n_threads) {
@@ -532,8 +531,7 @@ run_kernel(gp_kernel fn, char **data, const int64_t *steps, const int64_t *bytes
         job.nops = nops;
         for (int k = 0; k < nops; k++) {
             job.data[k] = data[k];
-            job.steps[k] = steps[k];
-            job.bytes_per_step[k] = bytes_per_step[k];
+            job.itemsize[k] = itemsize[k];
         }
         job.n = n;
         /* chunks of whole 64-element blocks, so that no two threads write one cache line */
@@ -548,11 +546,11 @@ run_kernel(gp_kernel fn, char **data, const int64_t *steps, const int64_t *bytes
 #endif
     if (n >= GP_RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        fn(data, steps, n);
+        fn(data, n);
         Py_END_ALLOW_THREADS
     }
     else {
-        fn(data, steps, n);
+        fn(data, n);
     }
 }
 
@@ -939,29 +937,22 @@ entry_within_bounds(const EntryObject *e, PyObject *const *args)
     return 1;
 }
 
-/* The element step of array `a` for the kernel's flat loop: 1 when it is C-contiguous, its
- * stride in elements when it is 1-d with a stride >= 0 that is a whole number of elements;
- * -1 otherwise (decline). */
-static int64_t
-flat_step(PyArrayObject *a)
-{
-    if (PyArray_IS_C_CONTIGUOUS(a)) {
-        return 1;
-    }
-    npy_intp item = PyArray_ITEMSIZE(a);
-    if (PyArray_NDIM(a) == 1 && PyArray_STRIDE(a, 0) >= 0 && item > 0 && PyArray_STRIDE(a, 0) % item == 0) {
-        return PyArray_STRIDE(a, 0) / item;
-    }
-    return -1;
-}
-
-/* [lo, hi) bytes of a (flat-walkable, non-empty) array. */
+/* [lo, hi) bytes of a non-empty array (any strides). */
 static void
-byte_range(PyArrayObject *a, int64_t step, int64_t n, char **lo, char **hi)
+byte_range(PyArrayObject *a, char **lo, char **hi)
 {
     npy_intp item = PyArray_ITEMSIZE(a);
-    *lo = PyArray_BYTES(a);
-    *hi = *lo + (n - 1) * step * item + item;
+    *lo = *hi = PyArray_BYTES(a);
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp extent = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
+        if (extent > 0) {
+            *hi += extent;
+        }
+        else {
+            *lo += extent;
+        }
+    }
+    *hi += item;
 }
 
 /* Run one call through entry `e`. A new reference to the result; NULL with no exception set when
@@ -971,7 +962,7 @@ static PyObject *
 entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
 {
     char *data[GP_MAX_OPS];
-    int64_t steps[GP_MAX_OPS], bytes_per_step[GP_MAX_OPS];
+    int64_t itemsize[GP_MAX_OPS];
     Slot slots[GP_MAX_IN];
     PyArrayObject *first = NULL;
     int nin = e->nin;
@@ -989,7 +980,7 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
                 return NULL;
             }
             data[i] = (char *)&slots[i];
-            steps[i] = bytes_per_step[i] = 0;
+            itemsize[i] = 0;
             continue;
         }
         PyArrayObject *a = (PyArrayObject *)args[i];
@@ -1000,11 +991,11 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
                  || memcmp(PyArray_DIMS(a), PyArray_DIMS(first), PyArray_NDIM(a) * sizeof(npy_intp)) != 0) {
             return NULL;   /* broadcasting: the Python path */
         }
-        if (!PyArray_ISALIGNED(a) || (steps[i] = flat_step(a)) < 0) {
-            return NULL;
+        if (!PyArray_ISALIGNED(a) || !PyArray_IS_C_CONTIGUOUS(a)) {
+            return NULL;   /* strided layouts: the Python path's strided kernels */
         }
         data[i] = PyArray_BYTES(a);
-        bytes_per_step[i] = PyArray_ITEMSIZE(a);
+        itemsize[i] = PyArray_ITEMSIZE(a);
     }
     if (first == NULL) {
         return NULL;
@@ -1022,20 +1013,19 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
         if (n == 0) {
             return NULL;   /* nothing to compute; the Python path applies the store rules all the same */
         }
-        int64_t ostep = flat_step(o);
-        if (ostep < 0) {
+        if (!PyArray_IS_C_CONTIGUOUS(o)) {
             return NULL;
         }
         int inplace = 0;
         char *olo, *ohi;
-        byte_range(o, ostep, n, &olo, &ohi);
+        byte_range(o, &olo, &ohi);
         for (int i = 0; i < nin; i++) {
             if (e->folded[i]) {
                 continue;
             }
             PyArrayObject *a = (PyArrayObject *)args[i];
             char *alo, *ahi;
-            byte_range(a, steps[i], n, &alo, &ahi);
+            byte_range(a, &alo, &ahi);
             if (alo >= ohi || olo >= ahi) {
                 continue;
             }
@@ -1051,8 +1041,7 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
             return NULL;   /* the store rule refuses: the Python path raises */
         }
         data[nin] = PyArray_BYTES(o);
-        steps[nin] = ostep;
-        bytes_per_step[nin] = PyArray_ITEMSIZE(o);
+        itemsize[nin] = PyArray_ITEMSIZE(o);
         result = Py_NewRef(out);
     }
     else {
@@ -1091,11 +1080,10 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
             }
         }
         data[nin] = PyArray_BYTES((PyArrayObject *)result);
-        steps[nin] = 1;
-        bytes_per_step[nin] = PyDataType_ELSIZE(e->result);
+        itemsize[nin] = PyDataType_ELSIZE(e->result);
     }
     if (n > 0) {
-        run_kernel(e->fn, data, steps, bytes_per_step, nin + 1, n);
+        run_kernel(e->fn, data, itemsize, nin + 1, n);
     }
     return result;
 }

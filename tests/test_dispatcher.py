@@ -345,3 +345,22 @@ def test_pure_python_mode_runs_the_python_functions():
     env = dict(os.environ, GPUPROMOTE_PURE_PYTHON="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[0] == "[2.5, 3.5, 4.5]"
+
+
+def test_the_common_calls_never_leave_the_compiled_path():
+    f4, i1, f2 = np.ones(1, np.float32), np.ones(1, np.int8), np.ones(7, np.float16)
+    m, o = np.ones((3, 4), np.float32), np.empty(1, np.float32)
+    calls = [lambda: gp.add(f4, f4), lambda: gp.add(i1, 3), lambda: gp.add(3, i1), lambda: gp.add(f4, f4, out=o),
+             lambda: gp.add(f4, f4, out=f4), lambda: gp.add(f2, 2.5), lambda: gp.add(f2, 1e-8),
+             lambda: gp.multiply(f2, 2.5, policy="torch"), lambda: gp.add(i1, 1.5, policy="jax"),
+             lambda: gp.floor_divide(i1, 2), lambda: gp.power(i1, 2), lambda: gp.less(f2, 1),
+             lambda: gp.add(m, m), lambda: gp.add(m, 2), lambda: gp.add(m[1:], 1.0),
+             lambda: gp.where(i1 > 0, i1, 1.5), lambda: gp.negative(f2), lambda: gp.add(np.ones(0, np.int8), i1[:0]),
+             lambda: gp.add(f2, 1 + 1j), lambda: gp.add(i1, True), lambda: gp.bitwise_and(i1, 3, policy="torch")]
+    for call in calls:   # the misses: each key's entry is made
+        call()
+    before = _fastpath.op_stats()
+    for call in calls:
+        call()
+    after = _fastpath.op_stats()
+    assert (after["served"] - before["served"], after["declined"] - before["declined"]) == (len(calls), 0)
