@@ -1166,13 +1166,13 @@ op_memo_insert(PyObject *const key[OP_KEY], PyObject *entry)
     op_memo_clear_entry(&old);
 }
 
-/* The entry for `key` (a borrowed reference, Py_None for "the Python path"), or NULL on error. */
+/* The entry for `key` (a new reference; Py_None for "the Python path"), or NULL on error. */
 static PyObject *
 op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyObject *out)
 {
     OpMemo *m = op_memo_find(key);
     if (m != NULL) {
-        return m->entry;
+        return Py_NewRef(m->entry);
     }
     int n = self->arity + 2;
     PyObject *tuple = PyTuple_New(n);   /* (policy, *operand keys, out key) */
@@ -1206,17 +1206,15 @@ op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyO
     }
     if (entry == Py_False) {   /* the Python path this time, nothing remembered (dispatch._MISS) */
         Py_DECREF(entry);
-        return Py_None;
+        return Py_NewRef(Py_None);
     }
     if (entry != Py_None && !Py_IS_TYPE(entry, &EntryType)) {
         Py_DECREF(entry);
         PyErr_SetString(PyExc_TypeError, "the op's maker returned neither an Entry nor None");
         return NULL;
     }
-    op_memo_insert(key, entry);
-    /* the memo holds it now */
-    Py_DECREF(entry);
-    return op_memo_find(key)->entry;
+    op_memo_insert(key, entry);   /* may run other threads (a destructor): `entry` stays ours */
+    return entry;
 }
 
 static PyObject *str_out;
@@ -1288,12 +1286,11 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         goto fallback;
     }
     key[1] = policy;
-    PyObject *entry = op_entry(self, key, args, out);
+    PyObject *entry = op_entry(self, key, args, out);   /* ours: a memo eviction cannot free it */
     if (entry != NULL && entry != Py_None) {
-        Py_INCREF(entry);   /* a memo eviction during the run must not free it */
         result = entry_run((EntryObject *)entry, args, out);
-        Py_DECREF(entry);
     }
+    Py_XDECREF(entry);
     Py_DECREF(policy);
     if (result != NULL) {
         calls_served++;

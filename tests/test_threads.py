@@ -217,3 +217,44 @@ def test_a_forked_child_computes_on_its_own_threads(small_chunks):
             os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_ops_called_from_many_python_threads_at_once_give_each_its_answer(small_chunks):
+    # several callers share the C pool (a caller that finds it busy runs its call alone) and the
+    # entry memo (keys of every dtype and policy, evicting one another)
+    import threading
+    dtypes = ["int8", "uint8", "int16", "int32", "float16", "float32", "float64", "bfloat16"]
+    arrays = {d: _values(d, N, i) for i, d in enumerate(dtypes)}
+    policies = ["numpy", "torch", "jax", "paddle"]
+    want = {}
+    with cpu_numba.num_threads(1):
+        for p in policies:
+            for da in dtypes:
+                for db in dtypes[::3]:
+                    try:
+                        want[p, da, db] = _bits(gp.multiply(arrays[da], arrays[db], policy=p))
+                    except TypeError:
+                        pass
+    failures = []
+
+    def worker(policy, seed):
+        gp.set_policy(policy)
+        rng = np.random.default_rng(seed)
+        keys = [k for k in want if k[0] == policy]
+        for _ in range(150):
+            p, da, db = keys[rng.integers(len(keys))]
+            a, b = arrays[da], arrays[db]
+            if rng.integers(2):
+                a, b = a[:77], b[:77]   # small calls between the split ones
+                if _bits(gp.multiply(a, b)) != _bits(gp.multiply.__wrapped__(a, b)):
+                    failures.append((p, da, db, "small"))
+            elif _bits(gp.multiply(a, b)) != want[p, da, db]:
+                failures.append((p, da, db))
+
+    with cpu_numba.num_threads(2):
+        threads = [threading.Thread(target=worker, args=(p, i)) for i, p in enumerate(policies * 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:10]

@@ -6,7 +6,12 @@ For a kernel the generator writes one small Python module (``source(kernel)`` sh
   (same-shape contiguous inputs are raveled into it); LLVM vectorizes it;
 * ``strided1`` .. ``strided4``: nested loops over broadcast / strided / reversed views (the
   dispatcher-side ``_coalesce`` first merges axes and orders them by the output's strides;
-  more than 4 remaining axes loop over the leading ones in Python).
+  more than 4 remaining axes loop over the leading ones in Python);
+* ``native(data, n)``: the flat loop as a C function over raw pointers (a Numba cfunc), which the
+  compiled dispatcher (gpupromote/_fastpath.c) calls by its address.
+
+Each is compiled on first use. Above a size a call is split over threads (``_split``; in C for
+the native entry point); GPUPROMOTE_NUM_THREADS / ``set_num_threads`` say how many.
 
 The loop body is the IR's DAG, one local per node: every input read in its own storage dtype -
 float16, bfloat16 and float8 arrays as their uint16 / uint8 bit patterns, widened by the
