@@ -972,16 +972,7 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     }
     for (int i = 0; i < nin; i++) {
         if (e->folded[i]) {
-            int done = fold_value(args[i], e->src[i], e->to[i], &slots[i]);
-            if (done == 0) {
-                done = fold_from_python(e->conv[i], args[i], e->to[i], &slots[i]);
-            }
-            if (done != 1) {
-                return NULL;
-            }
-            data[i] = (char *)&slots[i];
-            itemsize[i] = 0;
-            continue;
+            continue;   /* folded below, once nothing else can decline the call */
         }
         PyArrayObject *a = (PyArrayObject *)args[i];
         if (first == NULL) {
@@ -1042,6 +1033,24 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
         }
         data[nin] = PyArray_BYTES(o);
         itemsize[nin] = PyArray_ITEMSIZE(o);
+    }
+    /* Folding may call the Python converter, which may warn: only now, so that a call declined
+     * (and folded again by the Python path) does not warn twice. */
+    for (int i = 0; i < nin; i++) {
+        if (!e->folded[i]) {
+            continue;
+        }
+        int done = fold_value(args[i], e->src[i], e->to[i], &slots[i]);
+        if (done == 0) {
+            done = fold_from_python(e->conv[i], args[i], e->to[i], &slots[i]);
+        }
+        if (done != 1) {
+            return NULL;
+        }
+        data[i] = (char *)&slots[i];
+        itemsize[i] = 0;
+    }
+    if (out != Py_None) {
         result = Py_NewRef(out);
     }
     else {

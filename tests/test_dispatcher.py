@@ -178,6 +178,7 @@ def _layout_cases():
         "2-d transposed": lambda: ((m.T.copy().T, m.copy()), {}),
         "stride 2": lambda: ((f4.copy()[::2], f2.copy()[::2]), {}),
         "stride 3 with a scalar": lambda: ((i1.copy()[::3], 2.5), {}),
+        "stride 2 with a scalar that overflows (a warning)": lambda: ((f2.copy()[::2], 70000), {}),
         "reversed": lambda: ((f4.copy()[::-1], f2.copy()), {}),
         "broadcast (n,) + (1,)": lambda: ((f4.copy(), f2.copy()[:1]), {}),
         "broadcast (3, 4) + (4,)": lambda: ((m.copy(), f4.copy()[:4]), {}),
@@ -217,6 +218,7 @@ def _layout_cases():
         "out= empty": out(lambda a: np.zeros(0, np.float32), lambda: f4[:0].copy(), lambda: f2[:0].copy()),
         "out= a list": out(lambda a: [0.0] * 12, f4, f2),
         "out= with a scalar, in place": out(lambda a: a[0], f4, 1.5),
+        "out= strided, a scalar that overflows (a warning)": out(lambda a: np.zeros(24, np.float16)[::2], f2, 70000),
         "out= int8 in place with an int": out(lambda a: a[0], i1, 3),
     })
     return cases
