@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     gpu = _has_gpu()
     print(f"== gpupromote benchmarks on {'the GPU (CuPy)' if gpu else 'the CPU (Numba)'}")
     out = pathlib.Path(tempfile.mkdtemp()) / "bench.json"
+    # One thread unless a row says otherwise: NumPy's ufuncs, numexpr and the dask workers run one
+    # each. bench_cpu.py's "threads" and "all cores" rows set gpupromote's count themselves.
     env = dict(os.environ, NUMBA_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_suites(gpu),
            f"--benchmark-json={out}", "--benchmark-columns=median,iqr,rounds", *(argv or sys.argv[1:])]
