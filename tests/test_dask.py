@@ -348,7 +348,10 @@ def test_each_worker_compiles_or_loads_a_kernel_once_however_many_blocks_it_runs
     fmax_in_blocks(7)
     again = machine_code_events()
     new = {w: first[w] - before[w] for w in before}
-    assert sum(new.values()) >= 1 and all(n <= 1 for n in new.values())   # once per process, for 12 blocks
+    # once per entry point and process, for 12 blocks: the native one (the compiled dispatcher), and
+    # the flat one for blocks that arrive unaligned (distributed's pickle-5 buffers), which the
+    # compiled dispatcher leaves to the Python path
+    assert sum(new.values()) >= 1 and all(n <= 2 for n in new.values())
     assert again == first                                                    # and never again
 
 
