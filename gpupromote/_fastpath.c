@@ -389,6 +389,7 @@ static int n_threads = 1;              /* set by cpu_numba (GPUPROMOTE_NUM_THREA
 static unsigned long long calls_split; /* kernel calls split over threads (op_stats()) */
 static int64_t min_chunk = 1 << 16;    /* elements per thread at least */
 #define GP_RELEASE_GIL_MIN 16384       /* elements: below, releasing the GIL costs more than it gives */
+#define GP_MIN_SHARED_CHUNK 16384      /* elements: the smallest of several chunks per thread */
 
 typedef struct {
     gp_kernel fn;
@@ -534,8 +535,11 @@ run_kernel(gp_kernel fn, char **data, const int64_t *itemsize, int nops, int64_t
             job.itemsize[k] = itemsize[k];
         }
         job.n = n;
-        /* chunks of whole 64-element blocks, so that no two threads write one cache line */
-        job.chunk = ((n + parts - 1) / parts + 63) & ~(int64_t)63;
+        /* Four chunks per thread, taken in turn: a thread the OS runs late (a busy machine)
+         * takes fewer, instead of holding up the call. Chunks of whole 64-element blocks, so
+         * that no two threads write one cache line. */
+        int64_t nchunks = n / (parts * 4) >= GP_MIN_SHARED_CHUNK ? parts * 4 : parts;
+        job.chunk = ((n + nchunks - 1) / nchunks + 63) & ~(int64_t)63;
         job.nchunks = (int)((n + job.chunk - 1) / job.chunk);
         calls_split++;
         Py_BEGIN_ALLOW_THREADS
