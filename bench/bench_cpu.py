@@ -157,8 +157,12 @@ DISPATCH = {  # group -> (operands); a Python int's value can change the plan: i
     "dispatch: float32[1] + float32[1]": (_ONE_A, _ONE_B),
     "dispatch: int8[1] + Python int": (_ONE_I8, 3),
 }
+# why: pytest-benchmark sizes its rounds from the first call it times; one slow first call makes
+# it settle on 1 call per round and time the timer too (see bench_resolve.py)
+_WARM = pytest.mark.benchmark(warmup=True, warmup_iterations=20000)
 
 
+@_WARM
 @pytest.mark.parametrize("group", DISPATCH)
 def test_gpupromote_dispatch(benchmark, group):
     a, b = DISPATCH[group]
@@ -168,6 +172,7 @@ def test_gpupromote_dispatch(benchmark, group):
     benchmark(lambda: gp.add(a, b))
 
 
+@_WARM
 @pytest.mark.parametrize("group", DISPATCH)
 def test_numpy_dispatch(benchmark, group):
     a, b = DISPATCH[group]
@@ -176,6 +181,7 @@ def test_numpy_dispatch(benchmark, group):
     benchmark(lambda: np.add(a, b))
 
 
+@_WARM
 @pytest.mark.parametrize("group", DISPATCH)
 def test_gpupromote_dispatch_all_cores(benchmark, group):
     a, b = DISPATCH[group]
@@ -186,6 +192,7 @@ def test_gpupromote_dispatch_all_cores(benchmark, group):
         benchmark(lambda: gp.add(a, b))
 
 
+@_WARM
 @pytest.mark.parametrize("group", DISPATCH)
 def test_gpupromote_dispatch_one_thread(benchmark, group):
     a, b = DISPATCH[group]
