@@ -6,6 +6,7 @@ import importlib
 from dataclasses import dataclass, field, replace
 
 from .. import dtypes as D
+from ..kinds import IntDivision, PromotionKind, StoreRule, categories
 
 __all__ = ["Policy", "get_policy", "policy_names"]
 
@@ -86,6 +87,15 @@ class Policy:
     out_rule: str = "same_kind"    # how a result is stored into an out= array (resolve.STORE_RULES)
     inplace_rule: str = "same_kind"  # ... into one of the op's own operands (x += y, out= an input)
     negative_shift_arrays_refused: bool = False  # a shift by an array holding a negative count raises (ValueError)
+
+    def __post_init__(self):
+        # why: a misspelt kind, category or rule raises at import instead of acting as a default
+        for name, enum in (("int_division", IntDivision), ("out_rule", StoreRule), ("inplace_rule", StoreRule)):
+            object.__setattr__(self, name, enum(getattr(self, name)))
+        object.__setattr__(self, "op_rules", {op: PromotionKind(k) for op, k in self.op_rules.items()})
+        for table in (self.refuses, self.accepts, self.operand_refuses, self.scalar_only_kernels):
+            for kinds in table.values():
+                categories(kinds)
 
     def int_range(self, target: D.DType, position: int = 0):
         """(lo, hi, name to report, exception) a Python int must lie in when it meets ``target``
