@@ -159,7 +159,7 @@ def _binary(op):
     def inplace(self, other):
         if not _is_operand(other):
             return NotImplemented
-        rule = get_policy(_current.get()).inplace_rule
+        rule = get_policy(_current.get()).rules.inplace_rule
         if rule == "rebind":     # JAX: x += y is x = x + y
             return fn(self, other)
         if rule == "retype":     # Paddle: x is cast to the result dtype, then updated in place

@@ -121,7 +121,7 @@ def fold_operand(plan, i: int, operand, value):
     into a kernel argument: a 64-bit 0-d array canonicalized first (JAX with x64 off), an int
     beyond an integer array's range compared exactly, an exact integer exponent folded as an
     equivalent one that fits, then converted (fold_scalar). The eager call and gp.fuse use it."""
-    canonical = get_policy(plan.policy).canonical
+    canonical = get_policy(plan.policy).rules.canonical
     if canonical and operand.dtype is not None and operand.dtype.name in canonical:
         value = _cast_array(np.asarray(value), D.dtype(canonical[operand.dtype.name]), None)
     if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
@@ -312,9 +312,9 @@ def checks_of(plan) -> tuple:
             return ("zero_division", "int_min_by_minus_one") if plan.op == "floor_divide" and \
                 plan.compute.kind == "i" else ("zero_division",)
         return ()  # xla: defined values, no warning
-    if plan.op == "power" and plan.compute.kind == "i" and get_policy(plan.policy).negative_power_arrays_refused:
+    if plan.op == "power" and plan.compute.kind == "i" and get_policy(plan.policy).rules.negative_power_arrays_refused:
         return ("negative_power",)
-    if plan.op in _SHIFTS and plan.compute.kind == "i" and get_policy(plan.policy).negative_shift_arrays_refused:
+    if plan.op in _SHIFTS and plan.compute.kind == "i" and get_policy(plan.policy).rules.negative_shift_arrays_refused:
         return ("negative_shift",)
     return ()
 
@@ -347,7 +347,7 @@ def _pre_launch_checks(plan, args, shape, raw):
     if plan.compute.kind in "ui":
         if plan.op in _INT_DIVISION_OPS:
             _int_division_checks(plan, args, shape)
-        elif plan.op == "power" and get_policy(plan.policy).negative_power_arrays_refused:
+        elif plan.op == "power" and get_policy(plan.policy).rules.negative_power_arrays_refused:
             # NumPy refuses a negative integer exponent inside an array too (a Python int
             # exponent the resolver has already checked).
             _power_checks(plan, args)
@@ -364,7 +364,7 @@ _SHIFTS = ("left_shift", "right_shift")
 
 def _needs_checks(plan) -> bool:
     return plan.compute.kind in "ui" and (plan.op in _INT_DIVISION_OPS or plan.op == "power" or (
-        plan.op in _SHIFTS and get_policy(plan.policy).negative_shift_arrays_refused))
+        plan.op in _SHIFTS and get_policy(plan.policy).rules.negative_shift_arrays_refused))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,7 +408,7 @@ def call(op: str, args, policy=None, out=None):
 
 def _call_on(op, plan, backend, name, operands, kargs, args, out):
     """The rest of a call, once the backend (and for CUDA the device) is chosen."""
-    canonical = get_policy(name).canonical
+    canonical = get_policy(name).rules.canonical
     if canonical:
         plan, kargs = _canonicalize(plan, operands, kargs, canonical, backend)
     for i, f in enumerate(plan.folded):
@@ -629,7 +629,7 @@ def _make_runner(op, args, policy):
     if any(type(x) is int and not _INT64[0] <= x <= _INT64[1] for x in args):
         return _MISS   # a plan of its own (PyTorch's uint64 kind), not one for every int
     pol = get_policy(policy)
-    if pol.canonical and any(type(x) is _ndarray and D.dtype(x.dtype).name in pol.canonical for x in args):
+    if pol.rules.canonical and any(type(x) is _ndarray and D.dtype(x.dtype).name in pol.rules.canonical for x in args):
         return None   # 64-bit arrays under JAX x32: the full path casts them first
     cached = cached_plan(op, args, policy)
     if cached is None:

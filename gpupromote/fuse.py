@@ -370,7 +370,7 @@ class _Tracer:
         o = describe(x)
         if o.category == "scalar":
             raise FuseError(f"gp.fuse: {x!r} is not an array")
-        canonical = _policy(self.policy).canonical
+        canonical = _policy(self.policy).rules.canonical
         dtype = D.dtype(canonical.get(o.dtype.name, o.dtype.name)) if canonical else o.dtype
         return Traced(self, dtype, 0 if o.category == "zero-dim" else 1, arg=(arg, x, o),
                       label="a captured array" if arg is None else f"argument {arg}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["PromotionKind", "IntDivision", "StoreRule", "KINDS", "categories",
+__all__ = ["PromotionKind", "IntDivision", "StoreRule", "KINDS", "KIND_ORDER", "categories",
            "BOOLEAN", "INTEGER", "INTEGER_OR_BOOLEAN", "REAL_FLOATING", "FLOATING", "NUMERIC",
            "REAL_NUMERIC", "ALL_KINDS", "NO_KINDS"]
 
@@ -44,6 +44,8 @@ class StoreRule(StrEnum):
 
 # Dtype kinds, as DType.kind spells them, in their order of promotion.
 KINDS = "buifc"   # bool, unsigned, signed, floating, complex
+# The rank of each kind: bool < integer < floating < complex (unsigned and signed are one rank).
+KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def categories(kinds: str) -> str:
