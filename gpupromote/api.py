@@ -7,8 +7,10 @@ import os
 
 import numpy as np
 
+from . import caches
 from . import dtypes as D
 from . import interop
+from .limits import INT64_END
 from .policies import get_policy, policy_names
 from .resolve import Operand, explain_resolution, int_bounds, resolve
 
@@ -118,8 +120,10 @@ def describe(x) -> Operand:
 # (policy, op, two key fields per operand...) -> (plan, bounds of the Python ints it holds for,
 # plan.result). The fields are cheap to build (no tuple per operand) and equal keys mean equal
 # Operands but for the values of Python scalars. _fastpath.c builds the same keys and reads the
-# same values: keep it in step with _operand_key.
+# same values: keep it in step with _operand_key. The one plan cache: resolve.py caches nothing.
 _plans: dict = {}
+_PLANS_LIMIT = 65536
+caches.register(_plans.clear)
 
 
 _ndarray = np.ndarray
@@ -131,14 +135,13 @@ _SCALAR_TYPES = frozenset(_PY_SCALARS)
 _KEYED_TYPES = frozenset({Spec, D.DType})
 for _d in D.ALL:
     _d._key = (describe(_d).signature(), None)
-_INT64_END = 9223372036854775808  # 2**63: a Python int from here on is a distinct kind in PyTorch
 
 
 def _neutral(value):
     """A scalar of the same key as ``value`` that no policy's value check refuses."""
     if type(value) is float:
         return 1.0
-    return 1 if value < _INT64_END else _INT64_END
+    return 1 if value < INT64_END else INT64_END
 
 
 def _operand_key(x):
@@ -148,7 +151,7 @@ def _operand_key(x):
     if t is _ndarray:
         return x.dtype, x.ndim == 0
     if t in _SCALAR_TYPES:
-        return t, t is int and x >= _INT64_END
+        return t, t is int and x >= INT64_END
     if t in _KEYED_TYPES:
         return x._key
     if isinstance(x, np.generic):  # a numpy scalar is described as a 0-d array
@@ -175,20 +178,21 @@ def plan_for(op, operands, policy=None):
         else:
             return plan
     described = [describe(x) for x in operands]
-    if hit is None and len(_plans) < 65536:
+    plan = resolve(key[0], op, described)
+    if hit is None:
         # the plan for these dtypes with Python scalars every policy takes (1 and 1.0)
         in_range = [Operand(None, "scalar", _neutral(o.value)) if o.category == "scalar"
                     and type(o.value) in (int, float) else o for o in described]
-        plan = resolve(key[0], op, described)
         try:
             cached = resolve(key[0], op, in_range)
         except (TypeError, ValueError, ArithmeticError):
             return plan  # no value of this key passes: nothing worth caching
         bounds = int_bounds(cached, described)
         if bounds is not None:  # None: the scalars' values cannot be bounded, so each call resolves
+            if len(_plans) >= _PLANS_LIMIT:
+                _plans.clear()   # why: bounded; the compiled path's memo holds its own references
             _plans[key] = (cached, bounds, cached.result)
-        return plan
-    return resolve(key[0], op, described)
+    return plan
 
 
 def cached_plan(op, operands, policy=None):
@@ -224,14 +228,6 @@ def _py_result_type(*operands, op="add", policy=None) -> D.DType:
     return plan_for(op, operands, policy).result
 
 
-def _forget_plans():
-    """Empty the plan cache (and the compiled path's memo of it): the next calls resolve anew."""
-    _plans.clear()
-    if result_type is not _py_result_type:
-        from . import _fastpath
-        _fastpath.forget()
-
-
 def _compiled_result_type():
     """gp.result_type with its cache-hit path in C (gpupromote/_fastpath.c), when that extension
     was built and GPUPROMOTE_PURE_PYTHON is unset; the Python function otherwise."""
@@ -242,6 +238,7 @@ def _compiled_result_type():
     except ImportError:  # no C compiler at install time, or run from a source tree (PYTHONPATH=.)
         return _py_result_type
     _fastpath.bind(_plans, _current, _ndarray, np.generic, tuple(_KEYED_TYPES), _operand_key, _py_result_type)
+    caches.register(_fastpath.forget)   # its memo repeats entries of _plans
     return _fastpath.result_type
 
 

@@ -24,14 +24,16 @@ from dataclasses import replace
 
 import numpy as np
 
+from . import caches
 from . import dtypes as D
 from . import interop
-from .api import Spec, _current, cached_plan, describe
+from .api import Spec, _current, cached_plan, describe, plan_for
 from .backends import get_backend
 from .errors import IntegerDivisionByZero, check_integer_divisor
+from .limits import INT_RANGES
 from .ops import ALIASES, OPS, UNARY_OPS
 from .policies import get_policy
-from .resolve import check_store, resolve
+from .store import check_store
 
 __all__ = ["call", "fold_scalar", "make_op", "OP_FUNCTIONS", "IntegerDivisionByZero"]
 
@@ -60,6 +62,7 @@ def _cast_value(x, src: D.DType):
 
 
 _converters: dict = {}
+caches.register(_converters.clear)
 
 
 def _converter(src: D.DType, to: D.DType):
@@ -393,7 +396,7 @@ def call(op: str, args, policy=None, out=None):
         _check_operand(op, None, out)
     args = [_native(x) for x in args]
     operands = [describe(x) for x in args]
-    plan = resolve(name, op, operands)
+    plan = plan_for(op, args, name)
     if (out is not None and _is_device(out)) or any(not o.host for o in operands if o.category != "scalar"):
         backend = get_backend("cuda")
         kargs = [x if f else _storage(x) for x, f in zip(args, plan.folded)]
@@ -600,7 +603,7 @@ def _wrap_result(result, dtype, args, backend):
 # outside them, as it does when it cannot take a call (e.g. shapes differ): the full path runs.
 
 _FAST_SCALARS = (float, bool, complex, int)
-_INT64 = (-(1 << 63), (1 << 63) - 1)
+_INT64 = INT_RANGES["int64"]
 
 
 def _fast_key(x):
@@ -641,9 +644,10 @@ def _make_runner(op, args, policy):
     if _needs_checks(plan):
         # Integer division and power check their operands before the launch; with an array
         # first and a Python int second, that check is the int's sign: x // 2, x % 3, x ** 2 pass.
+        # (the bounds of the int, from the policy's rules, keep 0 and negative divisors and
+        # negative exponents and shift counts out)
         if not (type(args[0]) is _ndarray and type(args[1]) is int):
             return None
-        bounds += ((1, 1 if plan.op in _INT_DIVISION_OPS else 0, _INT64[1]),)
     bounds = _merged(bounds)
     for d in (*plan.inputs, plan.result):
         if d.numpy is None:
@@ -713,6 +717,7 @@ def make_op(name: str):
     """The public function for op ``name`` (an OPS name; aliases get the same function)."""
     op = OPS.get(name) or UNARY_OPS[name]
     cache: dict = {}
+    caches.register(cache.clear)
     get = cache.get
     current = _current.get
 

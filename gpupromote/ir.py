@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 
+from . import caches
 from . import dtypes as D
 from .ops import op_named
 
@@ -325,6 +326,7 @@ def _schedule(roots):
 # The one-node case
 
 _from_plan: dict = {}
+caches.register(_from_plan.clear)
 
 
 def from_plan(plan) -> Kernel:

@@ -7,7 +7,8 @@ Resolution runs the same steps for every policy; at each one the policy's rule m
   2. the op's promotion kind (true division to float, comparisons to bool, ...) and whether the
      framework has a kernel for the dtype;
   3. the value checks of Python scalars, stated by the rule module as limits.Bound.
-Steps 1 and 2 depend on dtypes and categories only and are cached; step 3 looks at values.
+Steps 1 and 2 depend on dtypes and categories only; step 3 looks at values, and the bounds it
+states let api.plan_for cache a plan by dtypes and categories alone.
 
 ``explain_resolution`` is ``resolve`` with a tracer attached: the same steps, nothing cached,
 each rule that fires written down, so explain cannot disagree with result_type. ``PROMOTION``
@@ -27,7 +28,7 @@ from .rules import NO_OPS, promoting
 from .store import check_store
 
 __all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "PROMOTION", "PROMOTE_TYPES",
-           "check_store", "forget"]
+           "check_store"]
 
 # "No op": the policy's own promotion table and operand rule, with no op's promotion kind, kernel
 # list or value conversion (np.result_type, jnp.result_type, xp.result_type, TF's
@@ -47,17 +48,6 @@ def _quiet(line):
     pass
 
 
-# (policy, op, operand signatures) -> the Plan of steps 1 and 2 (dtypes only). Bounded: the keys
-# are few (policies x ops x dtype combinations) unless a caller invents operands without end.
-_dtype_plans: dict = {}
-_DTYPE_PLANS_LIMIT = 65536
-
-
-def forget():
-    """Empty the resolver's cache of dtype-level plans (api.forget_plans clears every cache)."""
-    _dtype_plans.clear()
-
-
 def _op(op):
     if op is None or op is PROMOTION:
         return PROMOTION
@@ -67,21 +57,13 @@ def _op(op):
 def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
     """The plan for ``op`` on ``operands`` (a sequence of Operand) under ``policy``; ``op=None``
     (or PROMOTION): the policy's own promotion of the operands, with no op. With ``trace`` (a
-    callable taking one line), every rule that fires is reported and nothing is cached."""
+    callable taking one line), every rule that fires is reported. Pure: nothing is cached here
+    (api.plan_for keeps the one plan cache)."""
     pol, the_op = get_policy(policy), _op(op)
-    key = (pol.name, the_op.name, tuple(o.signature() for o in operands))
     no_op = the_op.name in NO_OPS
-    plan = None if trace is not None or no_op else _dtype_plans.get(key)
-    if not no_op and (plan is None or any(o.category == "scalar" and o.pykind == "i" for o in operands)):
+    if not no_op:
         pol.rules.check_arguments(pol, the_op.name, operands)
-    if plan is None:
-        plan = _resolve_dtypes(pol, the_op, tuple(operands), trace or _quiet)
-        # why not no-op plans: their only value check is inside the operand rule (TF's int32 range);
-        # api.plan_for caches them with the bounds that keep it out of the way
-        if trace is None and not no_op:
-            if len(_dtype_plans) >= _DTYPE_PLANS_LIMIT:
-                _dtype_plans.clear()
-            _dtype_plans[key] = plan
+    plan = _resolve_dtypes(pol, the_op, tuple(operands), trace or _quiet)
     # step 3, where there is anything to look at: a Python int, float or complex the op converts
     # (a bool converts to anything; no op converts nothing, as np.result_type does not)
     if not no_op and any(o.category == "scalar" and o.pykind in "ifc" for o in operands):

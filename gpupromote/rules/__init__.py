@@ -131,10 +131,17 @@ class Rules:
             if i == 1 and plan.compute.kind in "ui":
                 if plan.op in self.negative_int_refused:
                     found.append(Bound(1, 0, float("inf"), _negative_outside(pol)))
-                if plan.op in DIVISIONS and plan.int_division == IntDivision.RAISE:
+                if plan.op in DIVISIONS:
+                    # raise: the divisor's check; else the launch checks' (NumPy warns for x // 0 and
+                    # INT_MIN // -1): the plan holds, but a call that may warn takes the full path
                     compute = plan.compute
-                    found.append(Bound(1, 1, 2 ** (compute.bits - (compute.kind == "i")) - 1, _divisor_outside(pol)))
+                    outside = _divisor_outside(pol) if plan.int_division == IntDivision.RAISE else _plan_holds
+                    found.append(Bound(1, 1, 2 ** (compute.bits - (compute.kind == "i")) - 1, outside))
         return found
+
+
+def _plan_holds(plan, o, trace):
+    return plan
 
 
 def _float_outside(pol, target):
