@@ -10,15 +10,17 @@ import numpy as np
 from . import caches
 from . import dtypes as D
 from . import interop
+from .array import Array
 from .limits import INT64_END
 from .policies import get_policy, policy_names
 from .resolve import Operand, explain_resolution, int_bounds, resolve
 
-__all__ = ["policies", "set_policy", "use_policy", "get_policy_name", "spec", "Spec", "describe",
+__all__ = ["CURRENT_POLICY", "policies", "set_policy", "use_policy", "get_policy_name", "spec", "Spec", "describe",
            "result_type", "promote_types", "explain", "plan_for", "cached_plan"]
 
 _DEFAULT_POLICY = "numpy"
-_current = contextvars.ContextVar("gpupromote_policy", default=_DEFAULT_POLICY)
+# The policy name of this thread / async context: its .get() is how the hot paths read it.
+CURRENT_POLICY = contextvars.ContextVar("gpupromote_policy", default=_DEFAULT_POLICY)
 
 
 def policies() -> list[str]:
@@ -28,22 +30,22 @@ def policies() -> list[str]:
 def set_policy(name: str) -> None:
     """Set the policy of this thread / async context (each thread starts with 'numpy')."""
     get_policy(name)
-    _current.set(name)
+    CURRENT_POLICY.set(name)
 
 
 def get_policy_name() -> str:
-    return _current.get()
+    return CURRENT_POLICY.get()
 
 
 @contextlib.contextmanager
 def use_policy(name: str):
     """``with gp.use_policy("jax"): ...`` - scoped to this thread / async task."""
     get_policy(name)
-    token = _current.set(name)
+    token = CURRENT_POLICY.set(name)
     try:
         yield name
     finally:
-        _current.reset(token)
+        CURRENT_POLICY.reset(token)
 
 
 _SPEC_KEYS: dict = {}
@@ -99,9 +101,8 @@ def describe(x) -> Operand:
         return Operand(x, "array")
     if isinstance(x, np.generic):  # numpy scalars behave as 0-d arrays
         return Operand(D.dtype(x.dtype), "zero-dim")
-    logical = getattr(x, "_gp_dtype", None)  # gp.Array
-    if logical is not None:
-        return Operand(logical, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu")
+    if isinstance(x, Array):
+        return Operand(x.dtype, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu")
     if interop.is_foreign(x):  # torch, JAX, ...: where the data lives says whether it is on the host
         dtype, ndim, host = interop.describe(x)
         return Operand(dtype, "zero-dim" if ndim == 0 else "array", None, host)
@@ -161,8 +162,8 @@ def _operand_key(x):
 
 def _key(policy, op, operands):
     if len(operands) == 2:  # why: the common case, without a loop
-        return (policy or _current.get(), op, *_operand_key(operands[0]), *_operand_key(operands[1]))
-    return (policy or _current.get(), op, *(field for x in operands for field in _operand_key(x)))
+        return (policy or CURRENT_POLICY.get(), op, *_operand_key(operands[0]), *_operand_key(operands[1]))
+    return (policy or CURRENT_POLICY.get(), op, *(field for x in operands for field in _operand_key(x)))
 
 
 def plan_for(op, operands, policy=None):
@@ -216,7 +217,7 @@ def _py_result_type(*operands, op="add", policy=None) -> D.DType:
         ta, tb = type(a), type(b)
         a0, a1 = (a.dtype, a.ndim == 0) if ta is _ndarray else _operand_key(a)
         b0, b1 = (b.dtype, b.ndim == 0) if tb is _ndarray else _operand_key(b)
-        hit = _plans.get((policy or _current.get(), op, a0, a1, b0, b1))
+        hit = _plans.get((policy or CURRENT_POLICY.get(), op, a0, a1, b0, b1))
         if hit is not None:
             for i, lo, hi in hit[1]:  # the Python scalars' values, where the policy checks them
                 if not lo <= operands[i] <= hi:
@@ -237,7 +238,7 @@ def _compiled_result_type():
         from . import _fastpath
     except ImportError:  # no C compiler at install time, or run from a source tree (PYTHONPATH=.)
         return _py_result_type
-    _fastpath.bind(_plans, _current, _ndarray, np.generic, tuple(_KEYED_TYPES), _operand_key, _py_result_type)
+    _fastpath.bind(_plans, CURRENT_POLICY, _ndarray, np.generic, tuple(_KEYED_TYPES), _operand_key, _py_result_type)
     caches.register(_fastpath.forget)   # its memo repeats entries of _plans
     return _fastpath.result_type
 
@@ -262,7 +263,7 @@ def explain(*operands, op="add", policy=None, out=None) -> str:
         return operands[0].explain(*operands[1:], policy=policy)
     if op == "where" and len(operands) == 2:
         operands = (True,) + operands
-    name = policy or _current.get()
+    name = policy or CURRENT_POLICY.get()
     store = None
     if out is not None:
         store = (describe(out).dtype, any(out is x for x in operands))

@@ -27,7 +27,8 @@ import numpy as np
 from . import caches
 from . import dtypes as D
 from . import interop
-from .api import Spec, _current, cached_plan, describe, plan_for
+from .api import CURRENT_POLICY, Spec, cached_plan, describe, plan_for
+from .array import Array
 from .backends import get_backend
 from .errors import IntegerDivisionByZero, check_integer_divisor
 from .limits import INT_RANGES
@@ -115,7 +116,7 @@ def fold_scalar(value, src: D.DType, to: D.DType):
 
 
 def _fold_target(plan, i):
-    return D.bool if plan.op == "where" and i == 0 else plan.compute
+    return D.bool_ if plan.op == "where" and i == 0 else plan.compute
 
 
 def fold_operand(plan, i: int, operand, value):
@@ -142,9 +143,8 @@ def _storage(x):
     """The array a backend reads for a non-folded operand."""
     if type(x) is _ndarray:
         return x
-    storage = getattr(x, "_storage", None)  # gp.Array
-    if storage is not None:
-        return storage
+    if isinstance(x, Array):
+        return x.storage
     if isinstance(x, np.ndarray):
         return x.view(np.ndarray)   # subclasses (np.matrix, masked arrays): their data
     if isinstance(x, np.generic):
@@ -202,7 +202,7 @@ def _is_device(x) -> bool:
 
 
 def _wants_gp_array(args) -> bool:
-    return any(getattr(a, "_gp_dtype", None) is not None and hasattr(a, "_storage") for a in args)
+    return any(isinstance(a, Array) for a in args)
 
 
 def _shape_error(op, shapes, out_shape=None):
@@ -388,7 +388,7 @@ def call(op: str, args, policy=None, out=None):
         return dask_call(op, args, policy, out)
     if foreign:   # torch, JAX, ...: run on views of their memory, answer in the caller's type
         return interop.call(lambda views, view_out: call(op, views, policy, view_out), args, out)
-    name = policy or _current.get()
+    name = policy or CURRENT_POLICY.get()
     op = ALIASES.get(op, op)
     for i, x in enumerate(args):
         _check_operand(op, i, x)
@@ -554,7 +554,7 @@ def _run_into_out(plan, backend, kargs, shape, out, args, run=None):
     target = _storage(out)
     if not hasattr(target, "shape") or not hasattr(target, "dtype"):
         raise TypeError(f"{plan.op}: out must be an array, got {type(out).__name__}")
-    out_dtype = getattr(out, "_gp_dtype", None) or D.dtype(target.dtype)
+    out_dtype = out.dtype if isinstance(out, Array) else D.dtype(target.dtype)
     # Note: CuPy's flags have no `writeable` (every CuPy array is writable); NumPy's do.
     if not getattr(getattr(target, "flags", None), "writeable", True):
         raise ValueError(f"{plan.op}: the out array is read-only")
@@ -587,8 +587,7 @@ def _wrap_result(result, dtype, args, backend):
     # uint16 on a CuPy without bfloat16) is a gp.Array, or its dtype would be lost: cupy uint8 [] +
     # a host float8 0-d array is float8.
     if _wants_gp_array(args) or result.dtype != dtype.numpy:
-        from .array import Array
-        return Array._wrap(result, dtype)
+        return Array(result, dtype)
     return result
 
 
@@ -719,7 +718,7 @@ def make_op(name: str):
     cache: dict = {}
     caches.register(cache.clear)
     get = cache.get
-    current = _current.get
+    current = CURRENT_POLICY.get
 
     if op.arity == 1:
         def fn(x, /, *, policy=None, out=None):
@@ -768,3 +767,9 @@ def make_op(name: str):
 
 OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items()})
+
+
+# The dispatcher's steps gp.fuse and interop reuse, by public names.
+storage_of, run_into_out, shape_error, wrap_result, check_cpu_dtypes = \
+    _storage, _run_into_out, _shape_error, _wrap_result, _check_cpu_dtypes
+is_dask, native, wants_gp_array = _is_dask, _native, _wants_gp_array

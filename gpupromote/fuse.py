@@ -41,7 +41,8 @@ import numpy as np
 
 from . import dtypes as D
 from . import interop, ir
-from .api import _current, describe, use_policy
+from .api import CURRENT_POLICY, describe, use_policy
+from .array import Array
 from .backends import get_backend
 from .ops import op_named
 from .resolve import Operand, explain_resolution, resolve
@@ -74,15 +75,15 @@ class Fused:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, out=None, policy=None):
-        from .dispatch import _is_dask, _native
-        if _is_dask(out) or any(_is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
+        from .dispatch import is_dask, native
+        if is_dask(out) or any(is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
             from .dask import call_fused
             return call_fused(self, args, out, policy)
         if (out is not None and interop.is_foreign(out)) or any(interop.is_foreign(a) for a in args):
             # torch, JAX, ...: the chain runs on views of their memory, the result in the caller's type
             return interop.call(lambda views, view_out: self(*views, out=view_out, policy=policy), args, out)
-        name = policy or self.policy or _current.get()
-        args = [_native(a) for a in args]
+        name = policy or self.policy or CURRENT_POLICY.get()
+        args = [native(a) for a in args]
         try:
             trace = self._trace_for(name, args)
         except FuseError:
@@ -100,14 +101,14 @@ class Fused:
     def kernel(self, *args, policy=None) -> ir.Kernel:
         """The ir.Kernel these arguments run (arrays, or gp.spec(dtype, ndim, device) for none);
         print ``gp.backends.cpu_numba.source(k)`` or ``_cuda_source.kernel_source(k, variant)``."""
-        trace = self._trace_for(policy or self.policy or _current.get(), list(args))
+        trace = self._trace_for(policy or self.policy or CURRENT_POLICY.get(), list(args))
         if trace.kernel is None:
             raise FuseError(f"no kernel: {trace.eager}")
         return trace.kernel
 
     def explain(self, *args, policy=None) -> str:
         """Each step of the chain: its operands' dtypes, its result and the rules that fired."""
-        name = policy or self.policy or _current.get()
+        name = policy or self.policy or CURRENT_POLICY.get()
         trace = self._trace_for(name, list(args))
         lines = [f"{getattr(self.fn, '__name__', 'fn')} fused under policy {name!r}: {len(trace.steps)} step(s)"]
         for k, step in enumerate(trace.steps):
@@ -146,10 +147,10 @@ class Fused:
             return result
         if not trace.steps:
             raise TypeError("gp.fuse: out= needs a function that computes its result with gp ops")
-        from .dispatch import _run_into_out, _storage
+        from .dispatch import run_into_out, storage_of
         backend = get_backend("cpu" if trace.host else "cuda")
-        stored = _storage(result)
-        return _run_into_out(trace.steps[-1].plan, backend, [stored], stored.shape, out, args,
+        stored = storage_of(result)
+        return run_into_out(trace.steps[-1].plan, backend, [stored], stored.shape, out, args,
                              run=lambda target: backend.copyto(target, stored))
 
 
@@ -163,9 +164,9 @@ def _as_gp_arrays(args):
 
 def _unwrapped(result, args):
     """An eager result in the arguments' array type, as a traced run returns it."""
-    from .dispatch import _wants_gp_array
-    storage = getattr(result, "_storage", None)
-    if storage is None or _wants_gp_array(args) or storage.dtype != result.dtype.numpy:
+    from .dispatch import wants_gp_array
+    storage = result.storage if isinstance(result, Array) else None
+    if storage is None or wants_gp_array(args) or storage.dtype != result.dtype.numpy:
         return result
     return storage
 
@@ -292,7 +293,7 @@ _REFLECTED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": 
 
 
 def _operand_like(x) -> bool:
-    return isinstance(x, (Traced, TracedScalar, np.ndarray, np.generic, *_PY_SCALARS)) or hasattr(x, "_gp_dtype") \
+    return isinstance(x, (Traced, TracedScalar, np.ndarray, np.generic, *_PY_SCALARS)) or isinstance(x, Array) \
         or hasattr(x, "__cuda_array_interface__")
 
 
@@ -429,8 +430,8 @@ class _Tracer:
                             Operand(None, "scalar", a._rep if isinstance(a, TracedScalar) else a))
         plan = resolve(self.policy, op, operands)
         if self.host:
-            from .dispatch import _check_cpu_dtypes
-            _check_cpu_dtypes(plan)
+            from .dispatch import check_cpu_dtypes
+            check_cpu_dtypes(plan)
         step = len(self.steps)
         labels = [a._label if isinstance(a, (Traced, TracedScalar)) else "a constant" for a in items]
         self.steps.append(_Step(plan, operands, scalars, labels))
@@ -486,12 +487,12 @@ class _Tracer:
 
 def _compare(op, a, b):
     o = op_named(op)
-    return ir.apply(op, (a, b), a.dtype, D.bool, o.expression(a.dtype))
+    return ir.apply(op, (a, b), a.dtype, D.bool_, o.expression(a.dtype))
 
 
 def _both(a, b):
     o = op_named("logical_and")
-    return ir.apply("logical_and", (a, b), D.bool, D.bool, o.expression(D.bool))
+    return ir.apply("logical_and", (a, b), D.bool_, D.bool_, o.expression(D.bool_))
 
 
 def _label(fn) -> str:
@@ -504,8 +505,8 @@ def _policy(name):
 
 
 def _stored(x):
-    from .dispatch import _storage
-    return _storage(x)
+    from .dispatch import storage_of
+    return storage_of(x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,12 +543,12 @@ class _Trace:
             return False  # the launch reports the broadcast error
 
     def run(self, args, out):
-        from .dispatch import _run_into_out, _shape_error, _storage, _wrap_result, fold_operand, report_check
+        from .dispatch import fold_operand, report_check, run_into_out, shape_error, storage_of, wrap_result
         backend = get_backend("cpu" if self.host else "cuda")
         kargs = []
         for s in self.sources:
             if s.arg is not None:
-                x = _storage(args[s.arg])
+                x = storage_of(args[s.arg])
                 if not self.host and _is_host(args[s.arg]):
                     if np.ndim(x):
                         raise TypeError(f"{self.kernel.label}: argument {s.arg} is a host array of shape {np.shape(x)} "
@@ -563,7 +564,7 @@ class _Trace:
         try:
             shape = np.broadcast_shapes(*shapes) if shapes else ()
         except ValueError:
-            raise _shape_error(self.kernel.label, shapes) from None
+            raise shape_error(self.kernel.label, shapes) from None
         last = self.steps[-1].plan
         checks = self.kernel.checks
 
@@ -582,7 +583,7 @@ class _Trace:
             result = backend.empty(shape, self.result_dtype)
             launch(result)
             if out is None:
-                return _wrap_result(result, self.result_dtype, args, backend)
-            return _run_into_out(last, backend, [result], shape, out, args,
+                return wrap_result(result, self.result_dtype, args, backend)
+            return run_into_out(last, backend, [result], shape, out, args,
                                  run=lambda target: backend.copyto(target, result))
-        return _run_into_out(last, backend, arrays, shape, out, args, run=launch)
+        return run_into_out(last, backend, arrays, shape, out, args, run=launch)

@@ -155,7 +155,7 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     promoted, weak = _apply_kind(pol, op, kind, promoted, weak, trace)
     rules.check_kernel(pol, op, promoted, values, operands)
 
-    result = D.bool if op.kind in (K.ALWAYS_BOOL, K.LOGICAL) else promoted
+    result = D.bool_ if op.kind in (K.ALWAYS_BOOL, K.LOGICAL) else promoted
     if op.kind == K.COMPLEX_TO_FLOAT and promoted.kind == "c":
         result = D.dtype(_REAL_PART[promoted.name])
         trace(f"{op.name} of {promoted.name} is real: {result.name}")
@@ -163,9 +163,9 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     result = D.dtype(canonical.get(result.name, result.name))
     compute = D.dtype(_OPMATH.get(promoted.name, promoted.name))
     # LOGICAL: only a scalar's truth matters (2**40 stays true, 0.5 too)
-    scalar_dtype = D.bool if op.kind == K.LOGICAL else rules.scalar_dtype(pol, op.name, promoted)
+    scalar_dtype = D.bool_ if op.kind == K.LOGICAL else rules.scalar_dtype(pol, op.name, promoted)
     folded = tuple(o.category == "scalar" or (o.category == "zero-dim" and o.host) for o in operands)
-    inputs = tuple(scalar_dtype if f and i >= (op.name == "where") else (o.dtype or D.bool)
+    inputs = tuple(scalar_dtype if f and i >= (op.name == "where") else (o.dtype or D.bool_)
                    for i, (o, f) in enumerate(zip(operands, folded)))
     trace(f"result {result.name}{' (weak)' if weak else ''}, computed in {compute.name}"
           + (f", folded scalars kept in {scalar_dtype.name}" if any(folded) else ""))

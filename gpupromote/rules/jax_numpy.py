@@ -114,7 +114,7 @@ class JaxRules(Rules):
         if joined is None:
             return None, f"{' and '.join(strong)} have no implicit promotion path"
         if joined == "bool":
-            return D.bool, False
+            return D.bool_, False
         # the join of two strong dtypes can be a weak node (uint64 with int8: f*, a Python float)
         kind = _KIND_OF_NODE[joined] if joined in self.weak_default else D.dtype(joined).kind
         name = _DEFAULT_TYPES[kind] if kind != "f" else self.weak_default["f*"]

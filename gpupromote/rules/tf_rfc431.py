@@ -89,7 +89,7 @@ class TFRules(Rules):
             result = D.dtype(tensors[0])
         else:  # the first scalar's dtype; its value may still widen it (the inferred bounds)
             kind = values[0].pykind
-            result = D.bool if kind == "b" else D.dtype(self.weak_default[self.weak_node[kind]])
+            result = D.bool_ if kind == "b" else D.dtype(self.weak_default[self.weak_node[kind]])
         trace(f"no promotion in TensorFlow's {op.name}: every operand is converted to {result.name}")
         return self._convert(pol, op, values, result, False)
 
