@@ -49,6 +49,7 @@ class Rules:
     weak_arrays = _EMPTY                 # dtype -> weak node of a weakly typed array of it (JAX, TF)
     bool_kernels = _EMPTY                # op -> dtype a bool promoted dtype computes in (no bool kernel)
     negative_int_refused = frozenset({"power"})  # ops refusing a negative Python int second operand on ints
+    sign_checked_first = frozenset()     # ... whose sign is checked before the int's range
     negative_power_arrays_refused = False  # int ** an array holding a negative int raises (NumPy)
     negative_shift_arrays_refused = False  # a shift by an array holding a negative count raises (Array API)
 
@@ -125,11 +126,14 @@ class Rules:
                 found.append(Bound(i, -limit, limit, _float_outside(pol, target)))
             if o.pykind != "i":
                 continue
+            sign_checked = i == 1 and plan.compute.kind in "ui" and plan.op in self.negative_int_refused
+            if sign_checked and plan.op in self.sign_checked_first:
+                found.append(Bound(1, 0, float("inf"), _negative_outside(pol)))
             rng = self.int_range(pol, plan.op, target, i) if ranged else None
             if rng is not None:
                 found.append(Bound(i, rng.lo, rng.hi, self.int_outside(pol, plan, operands, rng)))
             if i == 1 and plan.compute.kind in "ui":
-                if plan.op in self.negative_int_refused:
+                if sign_checked and plan.op not in self.sign_checked_first:
                     found.append(Bound(1, 0, float("inf"), _negative_outside(pol)))
                 if plan.op in DIVISIONS:
                     # raise: the divisor's check; else the launch checks' (NumPy warns for x // 0 and

@@ -21,6 +21,8 @@ class ArrayAPIRules(Rules):
     inplace_rule = StoreRule.SAME_DTYPE  # "x1 += x2" must not change x1's dtype (array-api-strict: TypeError)
     # NumPy underneath raises for negative powers; array-api-strict itself for negative shifts
     negative_int_refused = frozenset({"power", "left_shift", "right_shift"})
+    # "bitwise_left_shift(x1, x2) is only defined for x2 >= 0" comes before the range check (uint8 << -1)
+    sign_checked_first = frozenset({"left_shift", "right_shift"})
     negative_power_arrays_refused = True
     negative_shift_arrays_refused = True  # bitwise_left_shift: "only defined for x2 >= 0", arrays too
 
