@@ -25,7 +25,9 @@ the op whose rule decides their dtype.
 from .. import dtypes as D
 from ..lattice import PairTable, parse_grid
 from ..kinds import PromotionKind
-from ..rules.paddle import PaddleRules
+from ..rules.paddle import TO_TENSOR, PaddleRules
+from ..rules.paddle import TensorRoute as T
+from ..rules.paddle import ZeroDimRoute as Z
 from . import Policy
 
 # phi::promoteTypes (paddle/phi/common/type_promotion.h), the table every promoting path looks
@@ -107,15 +109,16 @@ _SAME_SHAPE_OPERATORS = _scalar_cells(SCALARS, kinds=("b", "i", "f", "c"))  # + 
 _CONVERT = _scalar_cells(CONVERTS)
 _CONVERT_INT = _scalar_cells(CONVERTS, kinds=("b", "i"))  # why: __rand__ & co. take only int and bool
 
-# How each op reaches its kernel, by operand kind (the columns are read by rules/paddle.py):
-#   tensors    "promote": the op is in the eager type-promotion white list (NeedTypePromotion);
-#              "exact": it is not, so two tensors must have one dtype
-#   zero-dim   how a 0-d tensor meets a tensor: "tensor" like any tensor; "scalar": the op is in
+# How each op reaches its kernel, by operand kind (the columns are read by rules/paddle.py,
+# which defines the routes):
+#   tensors    T.PROMOTE: the op is in the eager type-promotion white list (NeedTypePromotion);
+#              T.EXACT: it is not, so two tensors must have one dtype
+#   zero-dim   how a 0-d tensor meets a tensor: Z.TENSOR like any tensor; Z.SCALAR: the op is in
 #              support_promotion_ops, a 0-d tensor of the other's kind takes the other's dtype,
-#              else promoteTypes; "promote": promoteTypes always (floor_divide: GetPromoteDtype
+#              else promoteTypes; Z.PROMOTE: promoteTypes always (floor_divide: GetPromoteDtype
 #              looks up its fluid name, elementwise_floordiv, which is not in that list)
 #   scalars    a Python scalar: a (tensor dtype, scalar kind) -> dtype table (missing cells are
-#              refused; a 0-d tensor looks up "z" + kind first); "tensor": paddle.to_tensor
+#              refused; a 0-d tensor looks up "z" + kind first); TO_TENSOR: paddle.to_tensor
 #              makes a tensor of its default dtype, which then meets the other operand as a
 #              tensor; None: the function takes no Python scalars
 #
@@ -128,38 +131,38 @@ _CONVERT_INT = _scalar_cells(CONVERTS, kinds=("b", "i"))  # why: __rand__ & co. 
 #
 #   op                (tensors,   zero-dim, scalars)
 ROUTES = {
-    "add":            ("promote", "scalar",  _SAME_SHAPE_OPERATORS),
-    "subtract":       ("promote", "scalar",  _SAME_SHAPE_OPERATORS),
-    "multiply":       ("promote", "scalar",  _SAME_SHAPE_OPERATORS),
-    "true_divide":    ("promote", "scalar",  _OPERATORS),
-    "floor_divide":   ("promote", "promote", _OPERATORS),
-    "remainder":      ("promote", "scalar",  _OPERATORS),
-    "fmod":           ("promote", "scalar",  _OPERATORS),  # Note: Paddle has no fmod; remainder's path
-    "power":          ("promote", "scalar",  _OPERATORS),
-    "equal":          ("promote", "scalar",  _OPERATORS),
-    "not_equal":      ("promote", "scalar",  _OPERATORS),
-    "less":           ("promote", "scalar",  _OPERATORS),
-    "less_equal":     ("promote", "scalar",  _OPERATORS),
-    "greater":        ("promote", "scalar",  _OPERATORS),
-    "greater_equal":  ("promote", "scalar",  _OPERATORS),
-    "copysign":       ("promote", "scalar",  _CONVERT),
-    "hypot":          ("promote", "scalar",  None),        # why: sqrt(x**2 + y**2): add decides
-    "maximum":        ("promote", "tensor",  None),
-    "minimum":        ("promote", "tensor",  None),
-    "fmax":           ("promote", "tensor",  None),
-    "fmin":           ("promote", "tensor",  None),
-    "logical_and":    ("promote", "tensor",  None),
-    "logical_or":     ("promote", "tensor",  None),
-    "logical_xor":    ("promote", "tensor",  None),
-    "arctan2":        ("promote", "tensor",  None),        # why: atan2 broadcasts a 0-d tensor first
-    "logaddexp":      ("promote", "tensor",  None),        # why: log1p(exp(-|x-y|)) + maximum(x, y)
-    "nextafter":      ("promote", "tensor",  None),
-    "where":          ("promote", "tensor",  "tensor"),    # why: where broadcasts x and y first
-    "bitwise_and":    ("exact",   "tensor",  _CONVERT_INT),
-    "bitwise_or":     ("exact",   "tensor",  _CONVERT_INT),
-    "bitwise_xor":    ("exact",   "tensor",  _CONVERT_INT),
-    "left_shift":     ("exact",   "tensor",  _CONVERT_INT),
-    "right_shift":    ("exact",   "tensor",  _CONVERT_INT),
+    "add":            (T.PROMOTE, Z.SCALAR,  _SAME_SHAPE_OPERATORS),
+    "subtract":       (T.PROMOTE, Z.SCALAR,  _SAME_SHAPE_OPERATORS),
+    "multiply":       (T.PROMOTE, Z.SCALAR,  _SAME_SHAPE_OPERATORS),
+    "true_divide":    (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "floor_divide":   (T.PROMOTE, Z.PROMOTE, _OPERATORS),
+    "remainder":      (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "fmod":           (T.PROMOTE, Z.SCALAR,  _OPERATORS),  # Note: Paddle has no fmod; remainder's path
+    "power":          (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "equal":          (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "not_equal":      (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "less":           (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "less_equal":     (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "greater":        (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "greater_equal":  (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "copysign":       (T.PROMOTE, Z.SCALAR,  _CONVERT),
+    "hypot":          (T.PROMOTE, Z.SCALAR,  None),        # why: sqrt(x**2 + y**2): add decides
+    "maximum":        (T.PROMOTE, Z.TENSOR,  None),
+    "minimum":        (T.PROMOTE, Z.TENSOR,  None),
+    "fmax":           (T.PROMOTE, Z.TENSOR,  None),
+    "fmin":           (T.PROMOTE, Z.TENSOR,  None),
+    "logical_and":    (T.PROMOTE, Z.TENSOR,  None),
+    "logical_or":     (T.PROMOTE, Z.TENSOR,  None),
+    "logical_xor":    (T.PROMOTE, Z.TENSOR,  None),
+    "arctan2":        (T.PROMOTE, Z.TENSOR,  None),        # why: atan2 broadcasts a 0-d tensor first
+    "logaddexp":      (T.PROMOTE, Z.TENSOR,  None),        # why: log1p(exp(-|x-y|)) + maximum(x, y)
+    "nextafter":      (T.PROMOTE, Z.TENSOR,  None),
+    "where":          (T.PROMOTE, Z.TENSOR,  TO_TENSOR),    # why: where broadcasts x and y first
+    "bitwise_and":    (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "bitwise_or":     (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "bitwise_xor":    (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "left_shift":     (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "right_shift":    (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
 }
 
 PADDLE = Policy(

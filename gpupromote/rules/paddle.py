@@ -2,13 +2,45 @@
 whether to use it, chosen per op by the kind of each operand (``routes``, policies/paddle.py)."""
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import NamedTuple
+
 from .. import dtypes as D
 from ..kinds import IntDivision, StoreRule
 from ..limits import INT_RANGES, IntRange
+from ..ops import OPS
 from ..plan import PY_KIND_NAMES
 from . import NO_OPS, Rules
 
-__all__ = ["PaddleRules"]
+__all__ = ["PaddleRules", "Route", "TensorRoute", "ZeroDimRoute", "TO_TENSOR"]
+
+
+class TensorRoute(StrEnum):
+    """How two tensors of different dtypes meet."""
+    PROMOTE = "promote"   # the op is in the type-promotion white list: promoteTypes, floats and complex only
+    EXACT = "exact"       # it is not: the dtypes must match
+
+
+class ZeroDimRoute(StrEnum):
+    """How a 0-d tensor meets a tensor."""
+    TENSOR = "tensor"     # as any tensor
+    SCALAR = "scalar"     # support_promotion_ops: of the other's kind it takes the other's dtype
+    PROMOTE = "promote"   # promoteTypes, whatever the kinds
+
+
+class _ToTensor(StrEnum):
+    TO_TENSOR = "to_tensor"
+
+
+# A Python scalar's route that makes it a tensor of its default dtype first (paddle.to_tensor);
+# the other routes are a (tensor dtype, scalar kind) -> dtype table, or None (no scalars taken).
+TO_TENSOR = _ToTensor.TO_TENSOR
+
+
+class Route(NamedTuple):
+    tensors: TensorRoute
+    zero_dim: ZeroDimRoute
+    scalars: dict | _ToTensor | None
 
 # Ops whose Python int goes through phi::Scalar / paddle.to_tensor / paddle.full, which take
 # only what fits int64 (2**63 raises); the scale path of + - * (and of tensor / int) takes a
@@ -25,7 +57,12 @@ class PaddleRules(Rules):
     inplace_rule = StoreRule.RETYPE
 
     def __init__(self, routes):
-        self.routes = routes
+        # why: a misspelt route raises here, at import
+        self.routes = {op: Route(TensorRoute(t), ZeroDimRoute(z), s if s is None or isinstance(s, dict) else _ToTensor(s))
+                       for op, (t, z, s) in routes.items()}
+        missing = set(OPS) - set(self.routes)
+        if missing:
+            raise ValueError(f"PaddleRules: no route for {sorted(missing)}")
 
     def promote(self, pol, op, values, trace):
         """Each kind of operand reaches the kernel by the op's route: a Python scalar through
@@ -37,7 +74,7 @@ class PaddleRules(Rules):
         scalar = next((o for o in values if o.category == "scalar"), None)
         if scalar is not None and scalars is None:
             return None, f"{pol.framework}'s {op.name} takes tensors only, not a Python {PY_KIND_NAMES[scalar.pykind]}"
-        if scalar is not None and scalars != "tensor":
+        if scalar is not None and scalars is not TO_TENSOR:
             tensor = next((o for o in values if o.category != "scalar"), None)
             if tensor is None:
                 return None, "two Python scalars: pass at least one tensor"
@@ -57,7 +94,7 @@ class PaddleRules(Rules):
                 trace(f"the Python {PY_KIND_NAMES[o.pykind]} becomes a {name} tensor (paddle.to_tensor)")
                 operands.append((name, False))
             else:
-                operands.append((o.dtype.name, o.category == "zero-dim" and zero_dim != "tensor"))
+                operands.append((o.dtype.name, o.category == "zero-dim" and zero_dim != ZeroDimRoute.TENSOR))
         (x, x0), (y, y0) = operands
         result, why = _tensors(pol, op, tensors, zero_dim, x, x0, y, y0, trace)
         return (D.dtype(result), False) if result else (None, why)
@@ -98,14 +135,14 @@ def _tensors(pol, op, tensors, zero_dim, x, x0, y, y0, trace):
     if x == y:
         trace(f"{x} with {x}: no promotion")
         return x, None
-    if tensors == "exact":
+    if tensors == TensorRoute.EXACT:
         return None, (f"{op.name} is not in {pol.framework}'s type-promotion white list: "
                       f"its operands must have one dtype, got {x} and {y}")
     kx, ky = _kind(pol, x), _kind(pol, y)
     joined = pol.promote.join(x, y)
     unknown = f"{pol.framework}'s promoteTypes knows no {x if (x, x) not in pol.promote.cells else y}"
     if x0 or y0:
-        if zero_dim == "scalar" and not (x0 and y0) and kx is not None and kx == ky:
+        if zero_dim == ZeroDimRoute.SCALAR and not (x0 and y0) and kx is not None and kx == ky:
             keep = y if x0 else x
             trace(f"0-d tensor of the other tensor's kind: {x} with {y} -> {keep}")
             return keep, None
