@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .kinds import KIND_ORDER
 
-__all__ = ["PromotionError", "IntegerDivisionByZero", "CacheWarning", "describe_operand",
+__all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "describe_operand",
            "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint"]
 
 
@@ -27,6 +27,10 @@ class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
     (PyTorch, PaddlePaddle, TensorFlow). One class for a Python-int divisor and an array divisor
     alike: a ZeroDivisionError, and a RuntimeError as PyTorch raises it ("RuntimeError:
     ZeroDivisionError"), so either except clause catches it."""
+
+
+class FuseError(TypeError):
+    """A function gp.fuse cannot trace (Python control flow on array values, out= inside it, ...)."""
 
 
 class CacheWarning(RuntimeWarning):
