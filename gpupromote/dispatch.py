@@ -769,7 +769,7 @@ OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items()})
 
 
-# The dispatcher's steps gp.fuse and interop reuse, by public names.
+# The dispatcher's steps gp.fuse and gpupromote.dask reuse, by public names.
 storage_of, run_into_out, shape_error, wrap_result, check_cpu_dtypes = \
     _storage, _run_into_out, _shape_error, _wrap_result, _check_cpu_dtypes
 is_dask, native, wants_gp_array = _is_dask, _native, _wants_gp_array
