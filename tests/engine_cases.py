@@ -306,12 +306,8 @@ class Divergence:
 
 _LOGADDEXP_F32 = ("gp_logaddexp_f32 rounds exp and log1p to float32 separately; the CPU engine's (NumPy's) "
                   "float32 logaddexp differs by up to 16 ulp")
-_CPOW64 = ("complex64 power at overflow: gp_power_c64's exp(b log a) in complex128, rounded to complex64, gives "
-           "an infinite value with a zero part where the CPU engine gives nan")
 _FLOAT_TO_INT = ("a float to integer cast out of the integer's range is undefined in C++ (gp_cast's static_cast): "
                  "x86 gives the 'integer indefinite' value NumPy shows (300.0 -> int8 44), a GPU's cvt saturates (127)")
-_CPOW = ("complex128 power: the generated kernel's exp(b log a) gives inf+nanj where the CPU engine gives "
-         "inf+0j, and differs far beyond ULPS elsewhere")
 
 # Note: read off the host tier's quick and standard sweeps (and the quick sweep under
 # GP_HOSTCUDA_SANITIZE=undefined); every listed case differs today. Take an entry off when the
@@ -326,19 +322,6 @@ KNOWN_GENERATOR_DIVERGENCES: list[Divergence] = [
     Divergence(_LOGADDEXP_F32, "numpy", "logaddexp", "float32", "float8_e4m3fn", "array"),
     Divergence(_LOGADDEXP_F32, "jax", "logaddexp", "float64", "float64", "array"),
     Divergence(_LOGADDEXP_F32, "numpy|torch|jax", "logaddexp", "int8", "float32", "array"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex128", "complex128", "array"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex128", "complex128", "scalar"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex128", "complex128", "zero-dim-device"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex128", "complex128", "zero-dim-host"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex128", "complex64", "array"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex128", "complex64", "scalar"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex128", "complex64", "zero-dim-host"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex64", "complex128", "array"),
-    Divergence(_CPOW, "numpy|jax-x64|tf-all", "power", "complex64", "complex128", "zero-dim-host"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "complex64", "float64", "array"),
-    Divergence(_CPOW, "numpy|torch|jax-x64", "power", "float64", "complex64", "array"),
-    Divergence(_CPOW64, "jax|ascend", "power", "complex64", "float64", "array"),
-    Divergence(_CPOW64, "jax|ascend", "power", "float64", "complex64", "array"),
     # (d) undefined behaviour in the generated C++ (shows only under GP_HOSTCUDA_SANITIZE=undefined)
     Divergence(_FLOAT_TO_INT, "*", "astype", "float32|float64", "int8|uint16|int64", "out-of-range", mode="undefined"),
 ]
