@@ -7,16 +7,20 @@ import os
 
 import numpy as np
 
+from . import caches
 from . import dtypes as D
 from . import interop
+from .array import Array
+from .limits import INT64_END
 from .policies import get_policy, policy_names
 from .resolve import Operand, explain_resolution, int_bounds, resolve
 
-__all__ = ["policies", "set_policy", "use_policy", "get_policy_name", "spec", "Spec", "describe",
+__all__ = ["CURRENT_POLICY", "policies", "set_policy", "use_policy", "get_policy_name", "spec", "Spec", "describe",
            "result_type", "promote_types", "explain", "plan_for", "cached_plan"]
 
 _DEFAULT_POLICY = "numpy"
-_current = contextvars.ContextVar("gpupromote_policy", default=_DEFAULT_POLICY)
+# The policy name of this thread / async context: its .get() is how the hot paths read it.
+CURRENT_POLICY = contextvars.ContextVar("gpupromote_policy", default=_DEFAULT_POLICY)
 
 
 def policies() -> list[str]:
@@ -26,22 +30,22 @@ def policies() -> list[str]:
 def set_policy(name: str) -> None:
     """Set the policy of this thread / async context (each thread starts with 'numpy')."""
     get_policy(name)
-    _current.set(name)
+    CURRENT_POLICY.set(name)
 
 
 def get_policy_name() -> str:
-    return _current.get()
+    return CURRENT_POLICY.get()
 
 
 @contextlib.contextmanager
 def use_policy(name: str):
     """``with gp.use_policy("jax"): ...`` - scoped to this thread / async task."""
     get_policy(name)
-    token = _current.set(name)
+    token = CURRENT_POLICY.set(name)
     try:
         yield name
     finally:
-        _current.reset(token)
+        CURRENT_POLICY.reset(token)
 
 
 _SPEC_KEYS: dict = {}
@@ -97,9 +101,8 @@ def describe(x) -> Operand:
         return Operand(x, "array")
     if isinstance(x, np.generic):  # numpy scalars behave as 0-d arrays
         return Operand(D.dtype(x.dtype), "zero-dim")
-    logical = getattr(x, "_gp_dtype", None)  # gp.Array
-    if logical is not None:
-        return Operand(logical, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu")
+    if isinstance(x, Array):
+        return Operand(x.dtype, "zero-dim" if x.ndim == 0 else "array", None, x.device == "cpu")
     if interop.is_foreign(x):  # torch, JAX, ...: where the data lives says whether it is on the host
         dtype, ndim, host = interop.describe(x)
         return Operand(dtype, "zero-dim" if ndim == 0 else "array", None, host)
@@ -118,8 +121,10 @@ def describe(x) -> Operand:
 # (policy, op, two key fields per operand...) -> (plan, bounds of the Python ints it holds for,
 # plan.result). The fields are cheap to build (no tuple per operand) and equal keys mean equal
 # Operands but for the values of Python scalars. _fastpath.c builds the same keys and reads the
-# same values: keep it in step with _operand_key.
+# same values: keep it in step with _operand_key. The one plan cache: resolve.py caches nothing.
 _plans: dict = {}
+_PLANS_LIMIT = 65536
+caches.register(_plans.clear)
 
 
 _ndarray = np.ndarray
@@ -131,14 +136,13 @@ _SCALAR_TYPES = frozenset(_PY_SCALARS)
 _KEYED_TYPES = frozenset({Spec, D.DType})
 for _d in D.ALL:
     _d._key = (describe(_d).signature(), None)
-_INT64_END = 9223372036854775808  # 2**63: a Python int from here on is a distinct kind in PyTorch
 
 
 def _neutral(value):
     """A scalar of the same key as ``value`` that no policy's value check refuses."""
     if type(value) is float:
         return 1.0
-    return 1 if value < _INT64_END else _INT64_END
+    return 1 if value < INT64_END else INT64_END
 
 
 def _operand_key(x):
@@ -148,7 +152,7 @@ def _operand_key(x):
     if t is _ndarray:
         return x.dtype, x.ndim == 0
     if t in _SCALAR_TYPES:
-        return t, t is int and x >= _INT64_END
+        return t, t is int and x >= INT64_END
     if t in _KEYED_TYPES:
         return x._key
     if isinstance(x, np.generic):  # a numpy scalar is described as a 0-d array
@@ -158,8 +162,8 @@ def _operand_key(x):
 
 def _key(policy, op, operands):
     if len(operands) == 2:  # why: the common case, without a loop
-        return (policy or _current.get(), op, *_operand_key(operands[0]), *_operand_key(operands[1]))
-    return (policy or _current.get(), op, *(field for x in operands for field in _operand_key(x)))
+        return (policy or CURRENT_POLICY.get(), op, *_operand_key(operands[0]), *_operand_key(operands[1]))
+    return (policy or CURRENT_POLICY.get(), op, *(field for x in operands for field in _operand_key(x)))
 
 
 def plan_for(op, operands, policy=None):
@@ -175,20 +179,21 @@ def plan_for(op, operands, policy=None):
         else:
             return plan
     described = [describe(x) for x in operands]
-    if hit is None and len(_plans) < 65536:
+    plan = resolve(key[0], op, described)
+    if hit is None:
         # the plan for these dtypes with Python scalars every policy takes (1 and 1.0)
         in_range = [Operand(None, "scalar", _neutral(o.value)) if o.category == "scalar"
                     and type(o.value) in (int, float) else o for o in described]
-        plan = resolve(key[0], op, described)
         try:
             cached = resolve(key[0], op, in_range)
         except (TypeError, ValueError, ArithmeticError):
             return plan  # no value of this key passes: nothing worth caching
         bounds = int_bounds(cached, described)
         if bounds is not None:  # None: the scalars' values cannot be bounded, so each call resolves
+            if len(_plans) >= _PLANS_LIMIT:
+                _plans.clear()   # why: bounded; the compiled path's memo holds its own references
             _plans[key] = (cached, bounds, cached.result)
-        return plan
-    return resolve(key[0], op, described)
+    return plan
 
 
 def cached_plan(op, operands, policy=None):
@@ -212,7 +217,7 @@ def _py_result_type(*operands, op="add", policy=None) -> D.DType:
         ta, tb = type(a), type(b)
         a0, a1 = (a.dtype, a.ndim == 0) if ta is _ndarray else _operand_key(a)
         b0, b1 = (b.dtype, b.ndim == 0) if tb is _ndarray else _operand_key(b)
-        hit = _plans.get((policy or _current.get(), op, a0, a1, b0, b1))
+        hit = _plans.get((policy or CURRENT_POLICY.get(), op, a0, a1, b0, b1))
         if hit is not None:
             for i, lo, hi in hit[1]:  # the Python scalars' values, where the policy checks them
                 if not lo <= operands[i] <= hi:
@@ -224,14 +229,6 @@ def _py_result_type(*operands, op="add", policy=None) -> D.DType:
     return plan_for(op, operands, policy).result
 
 
-def _forget_plans():
-    """Empty the plan cache (and the compiled path's memo of it): the next calls resolve anew."""
-    _plans.clear()
-    if result_type is not _py_result_type:
-        from . import _fastpath
-        _fastpath.forget()
-
-
 def _compiled_result_type():
     """gp.result_type with its cache-hit path in C (gpupromote/_fastpath.c), when that extension
     was built and GPUPROMOTE_PURE_PYTHON is unset; the Python function otherwise."""
@@ -241,7 +238,8 @@ def _compiled_result_type():
         from . import _fastpath
     except ImportError:  # no C compiler at install time, or run from a source tree (PYTHONPATH=.)
         return _py_result_type
-    _fastpath.bind(_plans, _current, _ndarray, np.generic, tuple(_KEYED_TYPES), _operand_key, _py_result_type)
+    _fastpath.bind(_plans, CURRENT_POLICY, _ndarray, np.generic, tuple(_KEYED_TYPES), _operand_key, _py_result_type)
+    caches.register(_fastpath.forget)   # its memo repeats entries of _plans
     return _fastpath.result_type
 
 
@@ -265,7 +263,7 @@ def explain(*operands, op="add", policy=None, out=None) -> str:
         return operands[0].explain(*operands[1:], policy=policy)
     if op == "where" and len(operands) == 2:
         operands = (True,) + operands
-    name = policy or _current.get()
+    name = policy or CURRENT_POLICY.get()
     store = None
     if out is not None:
         store = (describe(out).dtype, any(out is x for x in operands))

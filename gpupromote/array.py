@@ -1,42 +1,27 @@
 """gp.Array: an array's storage (numpy or cupy) with its logical dtype and device, and operators.
 
-The storage is what a backend reads: a numpy array on the CPU (ml_dtypes arrays for bfloat16
-and float8), a cupy array on a GPU. The logical dtype (``_gp_dtype``, what api.describe reads)
-is a DType; it only differs from the storage's own dtype where a device has no native type.
+The storage (``.storage``) is what a backend reads: a numpy array on the CPU (ml_dtypes arrays
+for bfloat16 and float8), a cupy array on a GPU. The logical dtype (``.dtype``, what
+api.describe reads) is a DType; it only differs from the storage's own dtype where a device has
+no native type.
 
-Operators (+ - * / // % ** == != < <= > >= & | ^ << >>, reflected and in-place) run the ops of
-gpupromote under the *current* policy (gp.set_policy / gp.use_policy), not the policy active when
-the array was made: an Array is data, the policy is how a computation promotes. In-place
-operators follow the policy's in-place rule (resolve.STORE_RULES): NumPy writes into self with
-'same_kind' casting (``x += 1.5`` on an int8 Array raises like NumPy's UFuncTypeError), PyTorch
-with canCast; TensorFlow's assign_add and the Array API keep self's dtype or refuse; Paddle
-casts self to the result dtype first, so self takes the result's dtype; JAX arrays are
-immutable, so ``x += y`` binds x to a new Array (x + y), leaving other references alone.
+This module is the data; its operators (+ - * / ...) are the gp ops, attached by operators.py,
+so that the dispatcher, which makes Arrays, and the Array, whose operators dispatch, do not
+import each other.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import dtypes as D
-from . import interop
-from .api import _current
-from .dispatch import OP_FUNCTIONS, call
-from .policies import get_policy
 
 __all__ = ["Array", "asarray"]
-
-_SCALARS = (bool, int, float, complex)
 
 
 def _device_of(storage) -> str:
     if type(storage).__module__.split(".")[0] == "cupy":
         return f"cuda:{storage.device.id}"
     return "cpu"
-
-
-def _is_operand(x) -> bool:
-    return (isinstance(x, (Array, np.ndarray, np.generic, *_SCALARS))
-            or hasattr(x, "__cuda_array_interface__") or interop.is_foreign(x))
 
 
 class Array:
@@ -51,14 +36,21 @@ class Array:
         self._gp_dtype = D.dtype(storage.dtype if dtype is None else dtype)
         self._device = device or _device_of(storage)
 
-    @classmethod
-    def _wrap(cls, storage, dtype):
-        return cls(storage, dtype)
-
     # --- array attributes ---------------------------------------------------------------------
     @property
     def dtype(self) -> D.DType:
         return self._gp_dtype
+
+    @property
+    def storage(self):
+        """The array the backends read: numpy on the CPU, cupy on a GPU (bit patterns where the
+        device has no native type for the dtype)."""
+        return self._storage
+
+    def replace_with(self, other: "Array") -> "Array":
+        """Hold ``other``'s data and dtype from now on (what Paddle's in-place ops do to x)."""
+        self._storage, self._gp_dtype = other._storage, other._gp_dtype
+        return self
 
     @property
     def shape(self) -> tuple:
@@ -130,62 +122,6 @@ class Array:
         except TypeError:
             body = "..."
         return f"gp.Array({body}, dtype={self._gp_dtype.name}, device={self._device!r})"
-
-    # --- unary --------------------------------------------------------------------------------
-    # Kernels of the current policy, as the binary operators: on narrow storage (float8, bfloat16
-    # as bits) the storage's own operator would act on bit patterns.
-    def __neg__(self):
-        return OP_FUNCTIONS["negative"](self)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return OP_FUNCTIONS["absolute"](self)
-
-    def __invert__(self):
-        return OP_FUNCTIONS["invert"](self)
-
-
-def _binary(op):
-    fn = OP_FUNCTIONS[op]
-
-    def forward(self, other):
-        return fn(self, other) if _is_operand(other) else NotImplemented
-
-    def reflected(self, other):
-        return fn(other, self) if _is_operand(other) else NotImplemented
-
-    def inplace(self, other):
-        if not _is_operand(other):
-            return NotImplemented
-        rule = get_policy(_current.get()).inplace_rule
-        if rule == "rebind":     # JAX: x += y is x = x + y
-            return fn(self, other)
-        if rule == "retype":     # Paddle: x is cast to the result dtype, then updated in place
-            result = fn(self, other)
-            if result.shape != self.shape:
-                raise ValueError(f"{op}: the in-place result has shape {result.shape}, not the target's "
-                                 f"{self.shape} (an in-place op cannot broadcast its target)")
-            self._storage, self._gp_dtype = result._storage, result._gp_dtype
-            return self
-        call(op, (self, other), None, out=self)
-        return self
-    return forward, reflected, inplace
-
-
-_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
-              "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
-              "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift"}
-for _dunder, _op in _OPERATORS.items():
-    _f, _r, _i = _binary(_op)
-    setattr(Array, f"__{_dunder}__", _f)
-    setattr(Array, f"__r{_dunder}__", _r)
-    setattr(Array, f"__i{_dunder}__", _i)
-
-for _dunder, _op in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-                     "gt": "greater", "ge": "greater_equal"}.items():
-    setattr(Array, f"__{_dunder}__", _binary(_op)[0])
 
 
 def asarray(x, dtype=None, device=None, copy=None) -> Array:

@@ -50,7 +50,8 @@ import numpy as np
 from dask.array.utils import meta_from_array
 
 from gpupromote import dtypes as D
-from gpupromote.api import _current, describe, plan_for, spec
+from gpupromote.api import CURRENT_POLICY, describe, plan_for, spec
+from gpupromote.array import Array
 from gpupromote.ops import ALIASES, op_named
 from gpupromote.policies import get_policy
 
@@ -92,7 +93,7 @@ def _block_operand(x):
     0-d array, which the policies treat apart from a Python scalar)."""
     if isinstance(x, da.Array):
         return x, tuple(range(x.ndim))[::-1]
-    storage = getattr(x, "_storage", None)
+    storage = x.storage if isinstance(x, Array) else None
     if storage is not None:   # gp.Array: its storage, when that holds the logical dtype
         if D.dtype(storage.dtype) is not x.dtype:
             raise TypeError(f"gpupromote on dask: a gp.Array of {x.dtype.name} stored as {storage.dtype} cannot be "
@@ -104,7 +105,7 @@ def _block_operand(x):
 
 
 def _policy_name(policy, default=None) -> str:
-    name = policy or default or _current.get()
+    name = policy or default or CURRENT_POLICY.get()
     get_policy(name)   # an unknown name raises now, on the client, not in every task
     return name
 
@@ -122,8 +123,8 @@ def _layout(label, operands):
         try:
             np.broadcast_shapes(*shapes)
         except ValueError:
-            from gpupromote.dispatch import _shape_error
-            raise _shape_error(label, shapes) from None
+            from gpupromote.dispatch import shape_error
+            raise shape_error(label, shapes) from None
     return pairs, max((len(s) for s in shapes), default=0)
 
 
@@ -166,8 +167,8 @@ def call(op: str, args, policy=None, out=None):
     plan = plan_for(op, specs, name)
     device = any(not describe(s).host for s in specs if type(s) not in _PY_SCALARS)
     if not device:
-        from gpupromote.dispatch import _check_cpu_dtypes
-        _check_cpu_dtypes(plan)
+        from gpupromote.dispatch import check_cpu_dtypes
+        check_cpu_dtypes(plan)
     pairs, ndim = _layout(op, args)
     meta = _meta(plan.result, ndim, args, device)
     return da.blockwise(_run_op, tuple(range(ndim))[::-1], *pairs, dtype=meta.dtype, meta=meta,

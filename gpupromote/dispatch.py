@@ -25,14 +25,17 @@ from dataclasses import replace
 
 import numpy as np
 
+from . import caches
 from . import dtypes as D
 from . import interop
-from .api import Spec, _current, cached_plan, describe
+from .api import CURRENT_POLICY, Spec, cached_plan, describe, plan_for
+from .array import Array
 from .backends import get_backend
 from .errors import IntegerDivisionByZero, check_integer_divisor
+from .limits import INT_RANGES
 from .ops import ALIASES, OPS, UNARY_OPS
 from .policies import get_policy
-from .resolve import check_store, resolve
+from .store import check_store
 
 __all__ = ["call", "fold_scalar", "make_op", "OP_FUNCTIONS", "IntegerDivisionByZero"]
 
@@ -61,6 +64,7 @@ def _cast_value(x, src: D.DType):
 
 
 _converters: dict = {}
+caches.register(_converters.clear)
 
 
 def _converter(src: D.DType, to: D.DType):
@@ -113,7 +117,7 @@ def fold_scalar(value, src: D.DType, to: D.DType):
 
 
 def _fold_target(plan, i):
-    return D.bool if plan.op == "where" and i == 0 else plan.compute
+    return D.bool_ if plan.op == "where" and i == 0 else plan.compute
 
 
 def fold_operand(plan, i: int, operand, value):
@@ -122,7 +126,7 @@ def fold_operand(plan, i: int, operand, value):
     into a kernel argument: a 64-bit 0-d array canonicalized first (JAX with x64 off), an int
     beyond an integer array's range compared exactly, an exact integer exponent folded as an
     equivalent one that fits, then converted (fold_scalar). The eager call and gp.fuse use it."""
-    canonical = get_policy(plan.policy).canonical
+    canonical = get_policy(plan.policy).rules.canonical
     if canonical and operand.dtype is not None and operand.dtype.name in canonical:
         value = _cast_array(np.asarray(value), D.dtype(canonical[operand.dtype.name]), None)
     if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
@@ -140,9 +144,8 @@ def _storage(x):
     """The array a backend reads for a non-folded operand."""
     if type(x) is _ndarray:
         return x
-    storage = getattr(x, "_storage", None)  # gp.Array
-    if storage is not None:
-        return storage
+    if isinstance(x, Array):
+        return x.storage
     if isinstance(x, np.ndarray):
         return x.view(np.ndarray)   # subclasses (np.matrix, masked arrays): their data
     if isinstance(x, np.generic):
@@ -200,7 +203,7 @@ def _is_device(x) -> bool:
 
 
 def _wants_gp_array(args) -> bool:
-    return any(getattr(a, "_gp_dtype", None) is not None and hasattr(a, "_storage") for a in args)
+    return any(isinstance(a, Array) for a in args)
 
 
 def _shape_error(op, shapes, out_shape=None):
@@ -313,9 +316,9 @@ def checks_of(plan) -> tuple:
             return ("zero_division", "int_min_by_minus_one") if plan.op == "floor_divide" and \
                 plan.compute.kind == "i" else ("zero_division",)
         return ()  # xla: defined values, no warning
-    if plan.op == "power" and plan.compute.kind == "i" and get_policy(plan.policy).negative_power_arrays_refused:
+    if plan.op == "power" and plan.compute.kind == "i" and get_policy(plan.policy).rules.negative_power_arrays_refused:
         return ("negative_power",)
-    if plan.op in _SHIFTS and plan.compute.kind == "i" and get_policy(plan.policy).negative_shift_arrays_refused:
+    if plan.op in _SHIFTS and plan.compute.kind == "i" and get_policy(plan.policy).rules.negative_shift_arrays_refused:
         return ("negative_shift",)
     return ()
 
@@ -348,7 +351,7 @@ def _pre_launch_checks(plan, args, shape, raw):
     if plan.compute.kind in "ui":
         if plan.op in _INT_DIVISION_OPS:
             _int_division_checks(plan, args, shape)
-        elif plan.op == "power" and get_policy(plan.policy).negative_power_arrays_refused:
+        elif plan.op == "power" and get_policy(plan.policy).rules.negative_power_arrays_refused:
             # NumPy refuses a negative integer exponent inside an array too (a Python int
             # exponent the resolver has already checked).
             _power_checks(plan, args)
@@ -365,7 +368,7 @@ _SHIFTS = ("left_shift", "right_shift")
 
 def _needs_checks(plan) -> bool:
     return plan.compute.kind in "ui" and (plan.op in _INT_DIVISION_OPS or plan.op == "power" or (
-        plan.op in _SHIFTS and get_policy(plan.policy).negative_shift_arrays_refused))
+        plan.op in _SHIFTS and get_policy(plan.policy).rules.negative_shift_arrays_refused))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,7 +389,7 @@ def call(op: str, args, policy=None, out=None):
         return dask_call(op, args, policy, out)
     if foreign:   # torch, JAX, ...: run on views of their memory, answer in the caller's type
         return interop.call(lambda views, view_out: call(op, views, policy, view_out), args, out)
-    name = policy or _current.get()
+    name = policy or CURRENT_POLICY.get()
     op = ALIASES.get(op, op)
     for i, x in enumerate(args):
         _check_operand(op, i, x)
@@ -394,7 +397,7 @@ def call(op: str, args, policy=None, out=None):
         _check_operand(op, None, out)
     args = [_native(x) for x in args]
     operands = [describe(x) for x in args]
-    plan = resolve(name, op, operands)
+    plan = plan_for(op, args, name)
     if (out is not None and _is_device(out)) or any(not o.host for o in operands if o.category != "scalar"):
         backend = get_backend("cuda")
         kargs = [x if f else _storage(x) for x, f in zip(args, plan.folded)]
@@ -409,7 +412,7 @@ def call(op: str, args, policy=None, out=None):
 
 def _call_on(op, plan, backend, name, operands, kargs, args, out):
     """The rest of a call, once the backend (and for CUDA the device) is chosen."""
-    canonical = get_policy(name).canonical
+    canonical = get_policy(name).rules.canonical
     if canonical:
         plan, kargs = _canonicalize(plan, operands, kargs, canonical, backend)
     for i, f in enumerate(plan.folded):
@@ -552,7 +555,7 @@ def _run_into_out(plan, backend, kargs, shape, out, args, run=None):
     target = _storage(out)
     if not hasattr(target, "shape") or not hasattr(target, "dtype"):
         raise TypeError(f"{plan.op}: out must be an array, got {type(out).__name__}")
-    out_dtype = getattr(out, "_gp_dtype", None) or D.dtype(target.dtype)
+    out_dtype = out.dtype if isinstance(out, Array) else D.dtype(target.dtype)
     # Note: CuPy's flags have no `writeable` (every CuPy array is writable); NumPy's do.
     if not getattr(getattr(target, "flags", None), "writeable", True):
         raise ValueError(f"{plan.op}: the out array is read-only")
@@ -585,8 +588,7 @@ def _wrap_result(result, dtype, args, backend):
     # uint16 on a CuPy without bfloat16) is a gp.Array, or its dtype would be lost: cupy uint8 [] +
     # a host float8 0-d array is float8.
     if _wants_gp_array(args) or result.dtype != dtype.numpy:
-        from .array import Array
-        return Array._wrap(result, dtype)
+        return Array(result, dtype)
     return result
 
 
@@ -601,7 +603,7 @@ def _wrap_result(result, dtype, args, backend):
 # outside them, as it does when it cannot take a call (e.g. shapes differ): the full path runs.
 
 _FAST_SCALARS = (float, bool, complex, int)
-_INT64 = (-(1 << 63), (1 << 63) - 1)
+_INT64 = INT_RANGES["int64"]
 
 
 def _fast_key(x):
@@ -633,7 +635,7 @@ def _fast_plan(op, args, policy):
     if any(type(x) is int and not _INT64[0] <= x <= _INT64[1] for x in args):
         return _MISS   # a plan of its own (PyTorch's uint64 kind), not one for every int
     pol = get_policy(policy)
-    if pol.canonical and any(type(x) is _ndarray and D.dtype(x.dtype).name in pol.canonical for x in args):
+    if pol.rules.canonical and any(type(x) is _ndarray and D.dtype(x.dtype).name in pol.rules.canonical for x in args):
         return None   # 64-bit arrays under JAX x32: the full path casts them first
     cached = cached_plan(op, args, policy)
     if cached is None:
@@ -645,9 +647,10 @@ def _fast_plan(op, args, policy):
     if _needs_checks(plan):
         # Integer division and power check their operands before the launch; with an array
         # first and a Python int second, that check is the int's sign: x // 2, x % 3, x ** 2 pass.
+        # (the bounds of the int, from the policy's rules, keep 0 and negative divisors and
+        # negative exponents and shift counts out)
         if not (type(args[0]) is _ndarray and type(args[1]) is int):
             return None
-        bounds += ((1, 1 if plan.op in _INT_DIVISION_OPS else 0, _INT64[1]),)
     for d in (*plan.inputs, plan.result):
         if d.numpy is None:
             return None
@@ -724,8 +727,9 @@ def make_op(name: str):
     """The public function for op ``name`` (an OPS name; aliases get the same function)."""
     op = OPS.get(name) or UNARY_OPS[name]
     cache: dict = {}
+    caches.register(cache.clear)
     get = cache.get
-    current = _current.get
+    current = CURRENT_POLICY.get
 
     if op.arity == 1:
         def fn(x, /, *, policy=None, out=None):
@@ -799,7 +803,7 @@ def _load_fastpath():
         return None
     if not hasattr(_fastpath, "Op"):
         return None   # an extension built from an older source
-    _fastpath.bind_ops(_current, _ndarray)
+    _fastpath.bind_ops(CURRENT_POLICY, _ndarray)
     return _fastpath
 
 
@@ -864,8 +868,15 @@ def _compiled_op(name, arity, fn):
     if _fastpath is None:
         return fn
     cache: dict = {}
+    caches.register(cache.clear)   # (its memo in C is cleared by _fastpath.forget, registered by api.py)
     return _fastpath.Op(name, arity, fn, _entry_maker(name, cache), cache)
 
 
 OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items()})
+
+
+# The dispatcher's steps gp.fuse and gpupromote.dask reuse, by public names.
+storage_of, run_into_out, shape_error, wrap_result, check_cpu_dtypes = \
+    _storage, _run_into_out, _shape_error, _wrap_result, _check_cpu_dtypes
+is_dask, native, wants_gp_array = _is_dask, _native, _wants_gp_array

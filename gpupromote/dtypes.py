@@ -10,10 +10,14 @@ to a numpy dtype raises a TypeError that says so).
 """
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 
-__all__ = ["DType", "dtype", "ALL", "BY_CODE", "PY_KINDS"]
+__all__ = ["DType", "dtype", "ALL", "BY_NAME", "BY_CODE", "PY_KINDS", "public_name",
+           "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float8_e4m3fn",
+           "float8_e5m2", "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128"]
 
 
 class DType:
@@ -67,7 +71,7 @@ class DType:
         return self.name
 
     def __repr__(self):
-        return f"gp.{self.name}"
+        return f"gp.{public_name(self)}"
 
     def __reduce__(self):
         return (dtype, (self.name,))
@@ -103,11 +107,13 @@ _ALIASES = {"bool_": "bool", "half": "float16", "float": "float32", "double": "f
             "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32", "complex_half": "complex32",
             "long": "int64", "int": "int32", "short": "int16", "byte": "uint8", "char": "int8",
             "float8_e4m3": "float8_e4m3fn", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
-            "fp64": "float64", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
-            # bit-width spellings (Ascend's s8..s64, u16.., f16.., c32..); 2-char codes count bytes
-            "f16": "float16", "f32": "float32", "f64": "float64", "c32": "complex32", "c64": "complex64",
-            "c128": "complex128", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
-            "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+            "fp64": "float64", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+
+
+def public_name(d: DType) -> str:
+    """The name gpupromote exports a dtype under: its name, but bool_ for bool."""
+    return "bool_" if d.name == "bool" else d.name
+
 
 # The weak kinds of Python scalars, by the Python type that carries them.
 PY_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
@@ -130,6 +136,11 @@ def dtype(x) -> DType:
             try:
                 return _by_numpy(np.dtype(key))
             except (TypeError, KeyError):
+                if re.fullmatch(r"[a-z]\d+", key):
+                    # Note: one convention: the number in a code counts bytes, as NumPy's type codes do
+                    raise TypeError(f"unknown dtype {x!r}: in a dtype code the number counts bytes, as in NumPy "
+                                    f"('f2' is float16, 'c16' complex128; codes: {', '.join(BY_CODE)}); "
+                                    f"or spell the name, e.g. 'float16'") from None
                 raise TypeError(f"unknown dtype {x!r}: use one of {', '.join(d.name for d in ALL)}") from None
         return found
     if isinstance(x, type) and x in PY_KINDS:
@@ -153,4 +164,9 @@ def _by_numpy(np_dtype):
     return _BY_NUMPY[np_dtype]
 
 
-globals().update({d.name: d for d in ALL})
+# Every dtype by name, declared (gp.float32, D.int64, ...). Note: bool is bool_, as NumPy's
+# bool_, so that no builtin is shadowed.
+(bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float8_e4m3fn, float8_e5m2,
+ float16, bfloat16, float32, float64, complex32, complex64, complex128) = ALL
+if [d.name for d in ALL] != ["bool", *[n for n in __all__[__all__.index("uint8"):]]]:
+    raise ImportError("dtypes.py: the declared dtype names are out of step with _TABLE")

@@ -1,8 +1,10 @@
 """Exceptions and warnings, and the one place their messages are written."""
 from __future__ import annotations
 
-__all__ = ["PromotionError", "IntegerDivisionByZero", "CacheWarning", "describe_operand",
-           "check_integer_divisor"]
+from .kinds import KIND_ORDER
+
+__all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "describe_operand",
+           "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint"]
 
 
 class PromotionError(TypeError):
@@ -27,6 +29,10 @@ class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
     ZeroDivisionError"), so either except clause catches it."""
 
 
+class FuseError(TypeError):
+    """A function gp.fuse cannot trace (Python control flow on array values, out= inside it, ...)."""
+
+
 class CacheWarning(RuntimeWarning):
     """A kernel cache file was damaged or unreadable (it is dropped and the kernel compiled again),
     or the cache directory cannot be written (new kernels go to the folder the message names)."""
@@ -40,9 +46,41 @@ def describe_operand(o) -> str:
 
 
 def overflow(policy, op, operand, target, exc=OverflowError):
+    """The error for a Python int outside the range ``target`` (a dtype name) gives it."""
     return exc(f"policy {policy!r}, {op}: Python integer {operand.value} is out of bounds for "
-                         f"{target}, as in the framework this policy emulates. Convert it explicitly, "
-                         f"e.g. np.asarray({operand.value}).astype('{target}') to wrap, or use a wider array dtype")
+               f"{target}, as in the framework this policy emulates. Convert it explicitly, "
+               f"e.g. np.asarray({operand.value}).astype('{target}') to wrap, or use a wider array dtype")
+
+
+def float_overflow(policy, framework, op, value, target):
+    """The error for a finite Python float (or complex) beyond the largest value of ``target``."""
+    return OverflowError(f"policy {policy!r}, {op}: {value!r} cannot be converted to {target} without overflow, "
+                         f"as in {framework}. Pass a value within its range, or an array of a wider dtype")
+
+
+def negative_operand(policy, framework, op, dtype, value):
+    """The error for a negative Python int second operand an integer op refuses (x ** -1, x << -1)."""
+    return ValueError(f"policy {policy!r}: {op}({dtype}, {value}) is only defined for a second operand >= 0 "
+                      f"in {framework}" + ("; use a float base, e.g. x.astype('float64')" if op == "power" else ""))
+
+
+def cast_hint(values) -> str:
+    """The explicit cast that would let ``values`` (Operands) promote."""
+    arrays = [o.dtype for o in values if o.dtype is not None]
+    if len(arrays) >= 2:
+        a, b = arrays[:2]
+        wide = a if a.itemsize >= b.itemsize and KIND_ORDER[a.kind] >= KIND_ORDER[b.kind] else b
+        other = b if wide is a else a
+        return f"Cast explicitly, e.g. x.astype('{wide.name}') on the {other.name} operand"
+    if arrays:
+        return f"Cast the Python scalar to an array of dtype {arrays[0].name} first, or the array to a wider dtype"
+    return "Pass arrays with explicit dtypes"
+
+
+def kind_hint(accepts: str) -> str:
+    """What an op accepts (dtype kinds), as a fix for an operand it refuses."""
+    names = {"b": "bool", "u": "unsigned", "i": "signed integer", "f": "floating", "c": "complex"}
+    return "It accepts " + ", ".join(names[k] for k in "buifc" if k in accepts) + " operands; cast explicitly"
 
 
 def check_integer_divisor(policy, framework, op, dtype, has_zero, divisor=None):

@@ -35,22 +35,22 @@ at elements that exist).
 from __future__ import annotations
 
 import functools
-import operator
 
 import numpy as np
 
 from . import dtypes as D
 from . import interop, ir
-from .api import _current, describe, use_policy
+from .api import CURRENT_POLICY, describe, use_policy
+from .array import Array
 from .backends import get_backend
+from .errors import FuseError
 from .ops import op_named
 from .resolve import Operand, explain_resolution, resolve
+from .traced import Traced, TracedScalar, operand_like
 
 __all__ = ["fuse", "Fused", "Traced", "FuseError"]
 
 
-class FuseError(TypeError):
-    """A function gp.fuse cannot trace (Python control flow on array values, out= inside it, ...)."""
 
 _PY_SCALARS = (bool, int, float, complex)
 _MAX_TRACES = 256
@@ -74,15 +74,15 @@ class Fused:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, out=None, policy=None):
-        from .dispatch import _is_dask, _native
-        if _is_dask(out) or any(_is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
+        from .dispatch import is_dask, native
+        if is_dask(out) or any(is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
             from .dask import call_fused
             return call_fused(self, args, out, policy)
         if (out is not None and interop.is_foreign(out)) or any(interop.is_foreign(a) for a in args):
             # torch, JAX, ...: the chain runs on views of their memory, the result in the caller's type
             return interop.call(lambda views, view_out: self(*views, out=view_out, policy=policy), args, out)
-        name = policy or self.policy or _current.get()
-        args = [_native(a) for a in args]
+        name = policy or self.policy or CURRENT_POLICY.get()
+        args = [native(a) for a in args]
         try:
             trace = self._trace_for(name, args)
         except FuseError:
@@ -100,14 +100,14 @@ class Fused:
     def kernel(self, *args, policy=None) -> ir.Kernel:
         """The ir.Kernel these arguments run (arrays, or gp.spec(dtype, ndim, device) for none);
         print ``gp.backends.cpu_numba.source(k)`` or ``_cuda_source.kernel_source(k, variant)``."""
-        trace = self._trace_for(policy or self.policy or _current.get(), list(args))
+        trace = self._trace_for(policy or self.policy or CURRENT_POLICY.get(), list(args))
         if trace.kernel is None:
             raise FuseError(f"no kernel: {trace.eager}")
         return trace.kernel
 
     def explain(self, *args, policy=None) -> str:
         """Each step of the chain: its operands' dtypes, its result and the rules that fired."""
-        name = policy or self.policy or _current.get()
+        name = policy or self.policy or CURRENT_POLICY.get()
         trace = self._trace_for(name, list(args))
         lines = [f"{getattr(self.fn, '__name__', 'fn')} fused under policy {name!r}: {len(trace.steps)} step(s)"]
         for k, step in enumerate(trace.steps):
@@ -146,10 +146,10 @@ class Fused:
             return result
         if not trace.steps:
             raise TypeError("gp.fuse: out= needs a function that computes its result with gp ops")
-        from .dispatch import _run_into_out, _storage
+        from .dispatch import run_into_out, storage_of
         backend = get_backend("cpu" if trace.host else "cuda")
-        stored = _storage(result)
-        return _run_into_out(trace.steps[-1].plan, backend, [stored], stored.shape, out, args,
+        stored = storage_of(result)
+        return run_into_out(trace.steps[-1].plan, backend, [stored], stored.shape, out, args,
                              run=lambda target: backend.copyto(target, stored))
 
 
@@ -163,9 +163,9 @@ def _as_gp_arrays(args):
 
 def _unwrapped(result, args):
     """An eager result in the arguments' array type, as a traced run returns it."""
-    from .dispatch import _wants_gp_array
-    storage = getattr(result, "_storage", None)
-    if storage is None or _wants_gp_array(args) or storage.dtype != result.dtype.numpy:
+    from .dispatch import wants_gp_array
+    storage = result.storage if isinstance(result, Array) else None
+    if storage is None or wants_gp_array(args) or storage.dtype != result.dtype.numpy:
         return result
     return storage
 
@@ -196,138 +196,6 @@ def _arg_key(x):
     if o.category == "scalar":
         return type(o.value)
     return (t, o.dtype.name, o.category, o.host)
-
-
-# ---------------------------------------------------------------------------------------------
-# Symbolic operands
-
-class Traced:
-    """An array inside gp.fuse's trace: a dtype, a rank and the IR value that computes it."""
-
-    __slots__ = ("_tracer", "_dtype", "_ndim", "_node", "_arg", "_label", "__weakref__")
-    __array_ufunc__ = None     # numpy defers its operators to ours: np_array + traced
-    __hash__ = None
-
-    def __init__(self, tracer, dtype, ndim, node=None, arg=None, label="?"):
-        self._tracer, self._dtype, self._ndim, self._node, self._arg = tracer, dtype, ndim, node, arg
-        self._label = label
-
-    @property
-    def dtype(self) -> D.DType:
-        return self._dtype
-
-    @property
-    def ndim(self) -> int:
-        return self._ndim
-
-    @property
-    def operand(self) -> Operand:
-        return Operand(self._dtype, "zero-dim" if self._ndim == 0 else "array", None, self._tracer.host)
-
-    def __repr__(self):
-        return f"<traced {self._dtype.name}{'[]' if self._ndim == 0 else '[n]'}>"
-
-    def __bool__(self):
-        raise FuseError("gp.fuse: the truth value of a traced array is unknown while tracing; use gp.where "
-                        "instead of Python control flow on array values")
-
-    def __pos__(self):
-        return self
-
-    def __neg__(self):
-        return self._tracer.record("negative", (self,))
-
-    def __abs__(self):
-        return self._tracer.record("absolute", (self,))
-
-    def __invert__(self):
-        return self._tracer.record("invert", (self,))
-
-
-class TracedScalar:
-    """A Python scalar argument inside gp.fuse's trace: its type, its value at trace time, and how
-    to compute its value from a call's arguments (Python arithmetic on it is replayed per call)."""
-
-    __slots__ = ("_tracer", "_rep", "_compute", "_label")
-    __hash__ = None
-
-    def __init__(self, tracer, rep, compute, label="a Python scalar computed from the arguments"):
-        self._tracer, self._rep, self._compute, self._label = tracer, rep, compute, label
-
-    def __repr__(self):
-        return f"<traced Python {type(self._rep).__name__}>"
-
-    def _python(self, fn, *others):
-        reps = [o._rep if isinstance(o, TracedScalar) else o for o in others]
-        getters = [o._compute if isinstance(o, TracedScalar) else (lambda args, v=o: v) for o in others]
-        compute, mine = self._compute, fn
-        return TracedScalar(self._tracer, fn(self._rep, *reps),
-                            lambda args: mine(compute(args), *(g(args) for g in getters)))
-
-    def __bool__(self):
-        raise FuseError("gp.fuse: Python control flow on a scalar argument would fix one branch at trace time; "
-                        "pass the scalar through functools.partial (a constant) or use gp.where")
-
-    __int__ = __float__ = __complex__ = __index__ = __bool__
-
-    def __neg__(self):
-        return self._python(operator.neg)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return self._python(operator.abs)
-
-    def __invert__(self):
-        return self._python(operator.invert)
-
-
-_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
-              "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
-              "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift"}
-_COMPARISONS = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
-                "ge": "greater_equal"}
-_REFLECTED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
-
-
-def _operand_like(x) -> bool:
-    return isinstance(x, (Traced, TracedScalar, np.ndarray, np.generic, *_PY_SCALARS)) or hasattr(x, "_gp_dtype") \
-        or hasattr(x, "__cuda_array_interface__")
-
-
-def _array_operator(dunder, op):
-    def forward(self, other):
-        return self._tracer.record(op, (self, other)) if _operand_like(other) else NotImplemented
-
-    def reflected(self, other):
-        return self._tracer.record(op, (other, self)) if _operand_like(other) else NotImplemented
-    return forward, reflected
-
-
-def _scalar_operator(dunder, op, python):
-    def forward(self, other):
-        if isinstance(other, (TracedScalar, *_PY_SCALARS)):
-            return self._python(python, other)
-        return self._tracer.record(op, (self, other)) if _operand_like(other) else NotImplemented
-
-    def reflected(self, other):
-        if isinstance(other, _PY_SCALARS):
-            return self._python(lambda a, b: python(b, a), other)
-        return self._tracer.record(op, (other, self)) if _operand_like(other) else NotImplemented
-    return forward, reflected
-
-
-for _d, _op in _OPERATORS.items():
-    _f, _r = _array_operator(_d, _op)
-    setattr(Traced, f"__{_d}__", _f)
-    setattr(Traced, f"__r{_d}__", _r)
-    _f, _r = _scalar_operator(_d, _op, getattr(operator, {"and": "and_", "or": "or_"}.get(_d, _d)))
-    setattr(TracedScalar, f"__{_d}__", _f)
-    setattr(TracedScalar, f"__r{_d}__", _r)
-for _d, _op in _COMPARISONS.items():
-    setattr(Traced, f"__{_d}__", _array_operator(_d, _op)[0])
-    setattr(TracedScalar, f"__{_d}__", _scalar_operator(_d, _op, getattr(operator, _d))[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,7 +238,7 @@ class _Tracer:
         o = describe(x)
         if o.category == "scalar":
             raise FuseError(f"gp.fuse: {x!r} is not an array")
-        canonical = _policy(self.policy).canonical
+        canonical = _policy(self.policy).rules.canonical
         dtype = D.dtype(canonical.get(o.dtype.name, o.dtype.name)) if canonical else o.dtype
         return Traced(self, dtype, 0 if o.category == "zero-dim" else 1, arg=(arg, x, o),
                       label="a captured array" if arg is None else f"argument {arg}")
@@ -420,7 +288,7 @@ class _Tracer:
                 scalars[i] = a._compute
             elif isinstance(a, _PY_SCALARS) and not isinstance(a, np.generic):
                 pass
-            elif _operand_like(a):
+            elif operand_like(a):
                 a = self._array(a)   # an array captured from an enclosing scope: baked into the trace
             else:
                 raise FuseError(f"gp.fuse: cannot use {a!r} ({type(a).__name__}) as an operand of {op}")
@@ -429,8 +297,8 @@ class _Tracer:
                             Operand(None, "scalar", a._rep if isinstance(a, TracedScalar) else a))
         plan = resolve(self.policy, op, operands)
         if self.host:
-            from .dispatch import _check_cpu_dtypes
-            _check_cpu_dtypes(plan)
+            from .dispatch import check_cpu_dtypes
+            check_cpu_dtypes(plan)
         step = len(self.steps)
         labels = [a._label if isinstance(a, (Traced, TracedScalar)) else "a constant" for a in items]
         self.steps.append(_Step(plan, operands, scalars, labels))
@@ -486,12 +354,12 @@ class _Tracer:
 
 def _compare(op, a, b):
     o = op_named(op)
-    return ir.apply(op, (a, b), a.dtype, D.bool, o.expression(a.dtype))
+    return ir.apply(op, (a, b), a.dtype, D.bool_, o.expression(a.dtype))
 
 
 def _both(a, b):
     o = op_named("logical_and")
-    return ir.apply("logical_and", (a, b), D.bool, D.bool, o.expression(D.bool))
+    return ir.apply("logical_and", (a, b), D.bool_, D.bool_, o.expression(D.bool_))
 
 
 def _label(fn) -> str:
@@ -504,8 +372,8 @@ def _policy(name):
 
 
 def _stored(x):
-    from .dispatch import _storage
-    return _storage(x)
+    from .dispatch import storage_of
+    return storage_of(x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,12 +410,12 @@ class _Trace:
             return False  # the launch reports the broadcast error
 
     def run(self, args, out):
-        from .dispatch import _run_into_out, _shape_error, _storage, _wrap_result, fold_operand, report_check
+        from .dispatch import fold_operand, report_check, run_into_out, shape_error, storage_of, wrap_result
         backend = get_backend("cpu" if self.host else "cuda")
         kargs = []
         for s in self.sources:
             if s.arg is not None:
-                x = _storage(args[s.arg])
+                x = storage_of(args[s.arg])
                 if not self.host and _is_host(args[s.arg]):
                     if np.ndim(x):
                         raise TypeError(f"{self.kernel.label}: argument {s.arg} is a host array of shape {np.shape(x)} "
@@ -563,7 +431,7 @@ class _Trace:
         try:
             shape = np.broadcast_shapes(*shapes) if shapes else ()
         except ValueError:
-            raise _shape_error(self.kernel.label, shapes) from None
+            raise shape_error(self.kernel.label, shapes) from None
         last = self.steps[-1].plan
         checks = self.kernel.checks
 
@@ -582,7 +450,7 @@ class _Trace:
             result = backend.empty(shape, self.result_dtype)
             launch(result)
             if out is None:
-                return _wrap_result(result, self.result_dtype, args, backend)
-            return _run_into_out(last, backend, [result], shape, out, args,
+                return wrap_result(result, self.result_dtype, args, backend)
+            return run_into_out(last, backend, [result], shape, out, args,
                                  run=lambda target: backend.copyto(target, result))
-        return _run_into_out(last, backend, arrays, shape, out, args, run=launch)
+        return run_into_out(last, backend, arrays, shape, out, args, run=launch)

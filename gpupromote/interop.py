@@ -247,7 +247,7 @@ def _check_jax_holds(dtype: D.DType):
 def export(result, like):
     """``result`` (a gp.Array) as an array of ``like``'s type, on the device it is on; a copy only
     where the consumer's from_dlpack makes one (JAX copies CPU buffers that are not 64-byte aligned)."""
-    storage, dtype = result._storage, result._gp_dtype
+    storage, dtype = result.storage, result.dtype
     root = type(like).__module__.split(".")[0]
     if root == "cupy":
         return storage

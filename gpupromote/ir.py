@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 
+from . import caches
 from . import dtypes as D
 from .ops import op_named
 
@@ -169,7 +170,7 @@ def op_node(plan, args) -> _Node:
     if ftz:
         args = [a if (op.name == "where" and i == 0) else _flush(a) for i, a in enumerate(args)]
     kind = op.value_kind(plan.compute)
-    value_dtype = D.bool if kind == "b" else (D.dtype(_REAL_OF[plan.compute.name]) if kind != plan.compute.kind
+    value_dtype = D.bool_ if kind == "b" else (D.dtype(_REAL_OF[plan.compute.name]) if kind != plan.compute.kind
                                               else plan.compute)
     value = apply(op.name, args, plan.compute, value_dtype, op.expression(plan.compute, plan.result, plan.int_division))
     if ftz and plan.result.kind in "fc":
@@ -183,7 +184,7 @@ _REAL_OF = {"complex32": "float16", "complex64": "float32", "complex128": "float
 def operand_target(plan, i: int) -> D.DType:
     """The dtype operand ``i`` of ``plan`` enters its op as: bool for where's condition, else the
     compute dtype."""
-    return D.bool if plan.op == "where" and i == 0 else plan.compute
+    return D.bool_ if plan.op == "where" and i == 0 else plan.compute
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ class Check:
     __slots__ = ("cond", "what", "step")
 
     def __init__(self, cond: _Node, what: str, step: int):
-        if cond.dtype is not D.bool:
+        if cond.dtype is not D.bool_:
             raise TypeError(f"a check is a bool node, not {cond.dtype.name}")
         self.cond, self.what, self.step = cond, what, step
 
@@ -325,6 +326,7 @@ def _schedule(roots):
 # The one-node case
 
 _from_plan: dict = {}
+caches.register(_from_plan.clear)
 
 
 def from_plan(plan) -> Kernel:

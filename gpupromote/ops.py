@@ -3,7 +3,7 @@
 Columns:
   name      NumPy's name for the op (aliases below map the frameworks' names onto it)
   arity     number of array operands
-  kind      promotion kind, after PyTorch's ELEMENTWISE_TYPE_PROMOTION_KIND:
+  kind      promotion kind (kinds.PromotionKind), after PyTorch's ELEMENTWISE_TYPE_PROMOTION_KIND:
               DEFAULT          result = compute = the promoted dtype
               INT_TO_FLOAT     bool/int promoted dtypes become the policy's default float
               ALWAYS_BOOL      computed in the promoted dtype, result bool
@@ -30,11 +30,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Op", "OPS", "UNARY_OPS", "ALIASES", "op_named", "PROMOTION_KINDS"]
+from .kinds import (ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
+                    PromotionKind, categories)
 
-_DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL = \
-    "DEFAULT", "INT_TO_FLOAT", "ALWAYS_BOOL", "LOGICAL", "COMPLEX_TO_FLOAT"
-PROMOTION_KINDS = (_DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL)
+__all__ = ["Op", "OPS", "UNARY_OPS", "ALIASES", "op_named"]
+
+_DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL = (PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT,
+                                                   PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
+                                                   PromotionKind.COMPLEX_TO_FLOAT)
 
 _NARROW_CODES = ("f2", "bf", "e4", "e5")
 
@@ -43,10 +46,15 @@ _NARROW_CODES = ("f2", "bf", "e4", "e5")
 class Op:
     name: str
     arity: int
-    kind: str
+    kind: PromotionKind
     accepts: str
     expr: str
     overrides: tuple = ()
+
+    def __post_init__(self):
+        # why: a misspelt kind or category raises here, at import, instead of acting as DEFAULT
+        object.__setattr__(self, "kind", PromotionKind(self.kind))
+        categories(self.accepts)
 
     @property
     def predicate(self) -> bool:
@@ -81,52 +89,52 @@ def _matches(when, compute, result, int_division) -> bool:
     return compute.kind in when
 
 
-#     name             arity kind       accepts  expr
+#     name             arity kind       accepts (kinds.py)  expr
 _TABLE = [
-    ("add",            2, _DEFAULT,  "buifc", "in0 + in1"),
-    ("subtract",       2, _DEFAULT,  "uifc",  "in0 - in1"),                      # why: every framework refuses bool - bool
-    ("multiply",       2, _DEFAULT,  "buifc", "in0 * in1"),
-    ("true_divide",    2, _TO_FLOAT, "fc",    "in0 / in1"),
-    ("floor_divide",   2, _DEFAULT,  "uif",   "gp_floor_divide(in0, in1)"),     # why: no framework has a bool kernel
-    ("remainder",      2, _DEFAULT,  "uif",   "gp_remainder(in0, in1)"),        # (NumPy, JAX: bool computes as int)
-    ("fmod",           2, _DEFAULT,  "uif",   "gp_fmod(in0, in1)"),
-    ("power",          2, _DEFAULT,  "buifc", "gp_power(in0, in1)"),
-    ("maximum",        2, _DEFAULT,  "buifc", "gp_maximum(in0, in1)"),
-    ("minimum",        2, _DEFAULT,  "buifc", "gp_minimum(in0, in1)"),
-    ("fmax",           2, _DEFAULT,  "buifc", "gp_fmax(in0, in1)"),
-    ("fmin",           2, _DEFAULT,  "buifc", "gp_fmin(in0, in1)"),
-    ("equal",          2, _BOOL,     "buifc", "in0 == in1"),
-    ("not_equal",      2, _BOOL,     "buifc", "in0 != in1"),
-    ("less",           2, _BOOL,     "buifc", "in0 < in1"),
-    ("less_equal",     2, _BOOL,     "buifc", "in0 <= in1"),
-    ("greater",        2, _BOOL,     "buifc", "in0 > in1"),
-    ("greater_equal",  2, _BOOL,     "buifc", "in0 >= in1"),
-    ("logical_and",    2, _LOGICAL,  "buifc", "gp_truth(in0) & gp_truth(in1)"),
-    ("logical_or",     2, _LOGICAL,  "buifc", "gp_truth(in0) | gp_truth(in1)"),
-    ("logical_xor",    2, _LOGICAL,  "buifc", "gp_truth(in0) != gp_truth(in1)"),
-    ("bitwise_and",    2, _DEFAULT,  "bui",   "in0 & in1"),
-    ("bitwise_or",     2, _DEFAULT,  "bui",   "in0 | in1"),
-    ("bitwise_xor",    2, _DEFAULT,  "bui",   "in0 ^ in1"),
-    ("left_shift",     2, _DEFAULT,  "ui",    "gp_left_shift(in0, in1)"),
-    ("right_shift",    2, _DEFAULT,  "ui",    "gp_right_shift(in0, in1)"),
-    ("arctan2",        2, _TO_FLOAT, "f",     "gp_atan2(in0, in1)"),
-    ("hypot",          2, _TO_FLOAT, "f",     "gp_hypot(in0, in1)"),
-    ("copysign",       2, _TO_FLOAT, "f",     "gp_copysign(in0, in1)"),
-    ("logaddexp",      2, _TO_FLOAT, "f",     "gp_logaddexp(in0, in1)"),
-    ("nextafter",      2, _TO_FLOAT, "f",     "gp_nextafter(in0, in1)"),
-    ("where",          3, _DEFAULT,  "buifc", "gp_select(in0, in1, in2)"),      # why: in0 is the bool condition
+    ("add",            2, _DEFAULT,  ALL_KINDS,          "in0 + in1"),
+    ("subtract",       2, _DEFAULT,  NUMERIC,            "in0 - in1"),                      # why: all frameworks refuse bool - bool
+    ("multiply",       2, _DEFAULT,  ALL_KINDS,          "in0 * in1"),
+    ("true_divide",    2, _TO_FLOAT, FLOATING,           "in0 / in1"),
+    ("floor_divide",   2, _DEFAULT,  REAL_NUMERIC,       "gp_floor_divide(in0, in1)"),      # why: no framework has a bool kernel
+    ("remainder",      2, _DEFAULT,  REAL_NUMERIC,       "gp_remainder(in0, in1)"),         # (NumPy, JAX: bool computes as int)
+    ("fmod",           2, _DEFAULT,  REAL_NUMERIC,       "gp_fmod(in0, in1)"),
+    ("power",          2, _DEFAULT,  ALL_KINDS,          "gp_power(in0, in1)"),
+    ("maximum",        2, _DEFAULT,  ALL_KINDS,          "gp_maximum(in0, in1)"),
+    ("minimum",        2, _DEFAULT,  ALL_KINDS,          "gp_minimum(in0, in1)"),
+    ("fmax",           2, _DEFAULT,  ALL_KINDS,          "gp_fmax(in0, in1)"),
+    ("fmin",           2, _DEFAULT,  ALL_KINDS,          "gp_fmin(in0, in1)"),
+    ("equal",          2, _BOOL,     ALL_KINDS,          "in0 == in1"),
+    ("not_equal",      2, _BOOL,     ALL_KINDS,          "in0 != in1"),
+    ("less",           2, _BOOL,     ALL_KINDS,          "in0 < in1"),
+    ("less_equal",     2, _BOOL,     ALL_KINDS,          "in0 <= in1"),
+    ("greater",        2, _BOOL,     ALL_KINDS,          "in0 > in1"),
+    ("greater_equal",  2, _BOOL,     ALL_KINDS,          "in0 >= in1"),
+    ("logical_and",    2, _LOGICAL,  ALL_KINDS,          "gp_truth(in0) & gp_truth(in1)"),
+    ("logical_or",     2, _LOGICAL,  ALL_KINDS,          "gp_truth(in0) | gp_truth(in1)"),
+    ("logical_xor",    2, _LOGICAL,  ALL_KINDS,          "gp_truth(in0) != gp_truth(in1)"),
+    ("bitwise_and",    2, _DEFAULT,  INTEGER_OR_BOOLEAN, "in0 & in1"),
+    ("bitwise_or",     2, _DEFAULT,  INTEGER_OR_BOOLEAN, "in0 | in1"),
+    ("bitwise_xor",    2, _DEFAULT,  INTEGER_OR_BOOLEAN, "in0 ^ in1"),
+    ("left_shift",     2, _DEFAULT,  INTEGER,            "gp_left_shift(in0, in1)"),
+    ("right_shift",    2, _DEFAULT,  INTEGER,            "gp_right_shift(in0, in1)"),
+    ("arctan2",        2, _TO_FLOAT, REAL_FLOATING,      "gp_atan2(in0, in1)"),
+    ("hypot",          2, _TO_FLOAT, REAL_FLOATING,      "gp_hypot(in0, in1)"),
+    ("copysign",       2, _TO_FLOAT, REAL_FLOATING,      "gp_copysign(in0, in1)"),
+    ("logaddexp",      2, _TO_FLOAT, REAL_FLOATING,      "gp_logaddexp(in0, in1)"),
+    ("nextafter",      2, _TO_FLOAT, REAL_FLOATING,      "gp_nextafter(in0, in1)"),
+    ("where",          3, _DEFAULT,  ALL_KINDS,          "gp_select(in0, in1, in2)"),       # why: in0 is the bool condition
 ]
 
 # Unary ops: what -x, abs(x) and ~x mean on gp.Array and inside gp.fuse.
 _UNARY_TABLE = [
-    ("negative",       1, _DEFAULT,  "uifc",  "-in0"),
-    ("absolute",       1, _TO_REAL,  "buifc", "gp_abs(in0)"),
-    ("invert",         1, _DEFAULT,  "bui",   "~in0"),
+    ("negative",       1, _DEFAULT,  NUMERIC,            "-in0"),
+    ("absolute",       1, _TO_REAL,  ALL_KINDS,          "gp_abs(in0)"),
+    ("invert",         1, _DEFAULT,  INTEGER_OR_BOOLEAN, "~in0"),
 ]
 
 # Ops the engines use that no user calls by name.
 _INTERNAL_TABLE = [
-    ("_flush",         1, _DEFAULT,  "fc",    "gp_ftz(in0)"),                    # why: XLA's FTZ / DAZ, a plan flag
+    ("_flush",         1, _DEFAULT,  FLOATING,           "gp_ftz(in0)"),                    # why: XLA's FTZ / DAZ, a plan flag
 ]
 
 # Expressions of an op for some compute dtypes; of an op's lines, the first that matches wins.
@@ -201,8 +209,6 @@ def _check_table():
         if name not in known:
             raise ValueError(f"_OVERRIDES names an unknown op {name!r}")
     for op in (*OPS.values(), *UNARY_OPS.values(), *_INTERNAL.values()):
-        if op.kind not in PROMOTION_KINDS:
-            raise ValueError(f"{op.name}: unknown promotion kind {op.kind!r}")
         for when, expr in ((None, op.expr), *op.overrides):
             if when is not None and not _WHEN.fullmatch(when):
                 raise ValueError(f"{op.name}: unknown override selector {when!r}")

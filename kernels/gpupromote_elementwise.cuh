@@ -281,15 +281,16 @@ template <class T> GP_DEV complex<T> gp_cdiv(const complex<T>& a, const complex<
   return gp_detail::cdiv_<complex<T>, T>(a, b);
 }
 // complex64 power as the CPU engine computes it: npy_cpow's special cases and small integral
-// exponents (repeated multiplication) in float, everything else as exp(b * log(a)) in complex128
+// exponents (repeated multiplication) in float, everything else as exp(b * log(a)) in double
 // rounded once per part (thrust's float exp / log would add several float ulps).
 GP_DEV complex<float> gp_power_c64(const complex<float>& a, const complex<float>& b) {
   const float ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
   const bool special = (br == 0.0f && bi == 0.0f) || (ar == 0.0f && ai == 0.0f) ||
                        (bi == 0.0f && br > -100.0f && br < 100.0f && (float)(long long)br == br);
   if (special) return gp_power(a, b);
-  const complex<double> za = gp_cast<complex<double> >(a), zb = gp_cast<complex<double> >(b);
-  return gp_cast<complex<float> >(exp(zb * log(za)));
+  double zr, zi;
+  gp_detail::cpow_exp_log_(ar, ai, br, bi, zr, zi);
+  return complex<float>((float)zr, (float)zi);
 }
 #endif
 

@@ -477,12 +477,60 @@ template <class C, class T> GP_HD C cdiv_(const C& a, const C& b) {  // Smith's 
   T scl = T(1) / (bi + mul_rn(br, rat));
   return C(mul_rn(mul_rn(ar, rat) + ai, scl), mul_rn(mul_rn(ai, rat) - ar, scl));
 }
+
+// (a + bi)(c + di) with C99 Annex G's recovery of infinities (libgcc's __muldc3, what glibc's
+// cpow multiplies b * log(a) with); the CPU engine's twin is _numba_math._cmul_annex_g.
+GP_HD bool isinf_d_(double x) { return x - x != x - x && x == x; }
+GP_HD double box_(double x) { return copysign_(isinf_d_(x) ? 1.0 : 0.0, x); }
+GP_HD double unnan_(double x) { return isnan_(x) ? copysign_(0.0, x) : x; }
+GP_HD void cmul_annex_g_(double a, double b, double c, double d, double& x, double& y) {
+  const double ac = mul_rn(a, c), bd = mul_rn(b, d), ad = mul_rn(a, d), bc = mul_rn(b, c);
+  x = ac - bd; y = ad + bc;
+  if (!(isnan_(x) && isnan_(y))) return;
+  bool recalc = false;
+  if (isinf_d_(a) || isinf_d_(b)) { a = box_(a); b = box_(b); c = unnan_(c); d = unnan_(d); recalc = true; }
+  if (isinf_d_(c) || isinf_d_(d)) { c = box_(c); d = box_(d); a = unnan_(a); b = unnan_(b); recalc = true; }
+  if (!recalc && (isinf_d_(ac) || isinf_d_(bd) || isinf_d_(ad) || isinf_d_(bc))) {
+    a = unnan_(a); b = unnan_(b); c = unnan_(c); d = unnan_(d); recalc = true;
+  }
+  if (recalc) {
+    const double inf_ = from_bits(float_traits<double>::exp_mask, 0.0);
+    x = inf_ * (mul_rn(a, c) - mul_rn(b, d)); y = inf_ * (mul_rn(a, d) + mul_rn(b, c));
+  }
+}
+
+// exp(b * log(a)) in double, written as the CPU engine's twin computes it (numba's complex
+// log and exp, and the Annex G product): log a = (log hypot(ar, ai), atan2(ai, ar)); w = b * log a;
+// exp(w) by parts, with C99's inf / NaN cases, and exp(x + 0i) = exp(x) + 0i so that
+// an overflow gives inf+0j (as NumPy's cpow) and not inf * 0 = nan.
+GP_HD void cpow_exp_log_(double ar, double ai, double br, double bi, double& zr, double& zi) {
+  const double lr = log(hypot(ar, ai)), li = atan2(ai, ar);
+  double wr, wi;
+  cmul_annex_g_(br, bi, lr, li, wr, wi);
+  const double nan_ = qnan_<double>();
+  if (wi == 0.0) { zr = exp(wr); zi = wi; return; }
+  const bool wr_finite = wr - wr == 0.0, wi_finite = wi - wi == 0.0;
+  if (wr_finite || wr < 0.0) {             // finite, or -inf: exp(wr) * (cos, sin); -inf * nan-free
+    if (!wi_finite) {                       // parts: an infinite or NaN angle
+      zr = zi = wr_finite ? nan_ : 0.0;
+      return;
+    }
+    const double r = exp(wr);
+    zr = mul_rn(r, cos(wi)); zi = mul_rn(r, sin(wi));
+  } else if (isnan_(wr)) {
+    zr = zi = wr;
+  } else if (wi_finite) {                   // +inf: the signs of cos and sin, a zero part kept zero
+    const double c = cos(wi), s = sin(wi);
+    zr = c != 0.0 ? c * wr : c; zi = s != 0.0 ? s * wr : s;
+  } else {
+    zr = wr; zi = nan_;
+  }
+}
 }  // namespace gp_detail
 
 // Complex: NumPy's npy_cpow: a**0 == 1; 0**b is 0 for real(b) > 0 and nan+nanj otherwise;
 // small integral real exponents (|n| < 100) use repeated complex multiplication; everything
-// else is exp(b * log(a)) with the complex type's own exp/log (found by argument-dependent
-// lookup: thrust::exp/log for CuPy's complex<T>, std::exp/log for std::complex).
+// else is exp(b * log(a)) in double (gp_detail::cpow_exp_log_, the CPU engine's formula).
 template <class C> GP_HD GP_IF_COMPLEX(C) gp_power(C a, C b) {
   typedef typename gp_detail::complex_traits<C>::value_type T;
   const T ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
@@ -510,7 +558,9 @@ template <class C> GP_HD GP_IF_COMPLEX(C) gp_power(C a, C b) {
       return acc;
     }
   }
-  return exp(b * log(a));
+  double zr, zi;
+  gp_detail::cpow_exp_log_((double)ar, (double)ai, (double)br, (double)bi, zr, zi);
+  return C((T)zr, (T)zi);
 }
 
 // ---- maximum / minimum / fmax / fmin ---------------------------------------------------------

@@ -121,4 +121,4 @@ def test_unary_operators():
 def test_comparison_results_are_bool_arrays():
     x = gp.asarray(np.array([1.0, np.nan], np.float32))
     r = x == x
-    assert r.dtype == gp.bool and np.asarray(r).tolist() == [True, False]
+    assert r.dtype == gp.bool_ and np.asarray(r).tolist() == [True, False]

@@ -308,11 +308,12 @@ def test_the_policy_comes_from_the_context_when_not_given():
     assert gp.add(a, 5.5, policy="".join(["to", "rch"])).dtype == np.float32   # an equal, not interned, string
 
 
-def test_forgetting_the_plans_keeps_answers_right():
-    from gpupromote import api
+def test_clearing_the_caches_keeps_answers_right():
+    from gpupromote import caches
     a = np.arange(3, dtype=np.int8)
     first = gp.add(a, 3)
-    api._forget_plans()   # empties the plan cache and the compiled memos
+    caches.clear_all()   # the plan cache, the entries and the compiled memos
+    assert not gp.add._fast_cache
     assert gp.add(a, 3).tobytes() == first.tobytes() and gp.add(a, 3).dtype == np.int8
 
 
@@ -350,10 +351,10 @@ def test_pure_python_mode_runs_the_python_functions():
 
 
 def test_the_common_calls_never_leave_the_compiled_path():
-    from gpupromote import api
-    # why: a session that resolved 65536 keys (the conformance sweep) has a full plan cache, and
+    from gpupromote import caches
+    # why: a session that resolved many keys (the conformance sweep) has a full plan cache, and
     # keys it never cached take the full path on both sides
-    api._forget_plans()
+    caches.clear_all()
     f4, i1, f2 = np.ones(1, np.float32), np.ones(1, np.int8), np.ones(7, np.float16)
     m, o = np.ones((3, 4), np.float32), np.empty(1, np.float32)
     calls = [lambda: gp.add(f4, f4), lambda: gp.add(i1, 3), lambda: gp.add(3, i1), lambda: gp.add(f4, f4, out=o),

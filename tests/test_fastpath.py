@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from gpupromote import api
+from gpupromote import api, caches
 
 _fastpath = pytest.importorskip("gpupromote._fastpath", reason="the C extension was not built (no C compiler?)")
 pytestmark = pytest.mark.skipif(gp.result_type is api._py_result_type,
@@ -49,7 +49,7 @@ def _assert_same_answers(policy, op, pairs):
 @pytest.mark.parametrize("policy", gp.policies())
 @pytest.mark.parametrize("op", OPS)
 def test_arrays_and_specs(policy, op):
-    api._forget_plans()  # why: the first call must be a miss on both paths
+    caches.clear_all()  # why: the first call must be a miss on both paths
     pairs = [(a, b) for da in DTYPES for db in DTYPES[::3] for a in _operands(da) for b in _operands(db)[:2]]
     _assert_same_answers(policy, op, pairs)
 
@@ -57,7 +57,7 @@ def test_arrays_and_specs(policy, op):
 @pytest.mark.parametrize("policy", gp.policies())
 @pytest.mark.parametrize("op", OPS)
 def test_python_scalars_in_and_out_of_bounds(policy, op):
-    api._forget_plans()
+    caches.clear_all()
     # in-range values first, so that the later out-of-range ones meet a cached plan's bounds
     pairs = [pair for dtype in DTYPES for x in _operands(dtype)[::2] for s in SCALARS for pair in ((x, s), (s, x))]
     _assert_same_answers(policy, op, pairs)
@@ -152,7 +152,7 @@ def test_no_reference_is_leaked_or_dropped():
                 except (TypeError, OverflowError):
                     pass
 
-    api._forget_plans()  # why: entries of earlier tests would be evicted from the memo as we go
+    caches.clear_all()  # why: entries of earlier tests would be evicted from the memo as we go
     run(10)  # fill the caches first
     gc.collect()  # why: cycles left by earlier tests (tracebacks, frames) must not drop refs midway
     before = [sys.getrefcount(x) for x in watched]

@@ -239,4 +239,4 @@ def test_errors_name_policy_op_and_cast():
 
 def test_every_op_has_a_route():
     pol = get_policy("paddle")
-    assert set(pol.routes) == set(gp.OPS)
+    assert set(pol.rules.routes) == set(gp.OPS)

@@ -577,6 +577,32 @@ def _cdiv(ar, ai, br, bi, one):
     return (ar * rat + ai) * scl, (ai * rat - ar) * scl
 
 
+@_njit
+def _cmul_annex_g(a, b, c, d):
+    """(a + bi)(c + di) with C99 Annex G's recovery of infinities (libgcc's __muldc3, what glibc's
+    cpow multiplies b * log(a) with): an infinite factor times a finite nonzero one is infinite,
+    not nan. The CUDA twin is gp_detail::cmul_annex_g_."""
+    ac, bd, ad, bc = a * c, b * d, a * d, b * c
+    x, y = ac - bd, ad + bc
+    if np.isnan(x) and np.isnan(y):
+        recalc = False
+        if np.isinf(a) or np.isinf(b):
+            a, b = np.copysign(1.0 if np.isinf(a) else 0.0, a), np.copysign(1.0 if np.isinf(b) else 0.0, b)
+            c, d = (np.copysign(0.0, c) if np.isnan(c) else c), (np.copysign(0.0, d) if np.isnan(d) else d)
+            recalc = True
+        if np.isinf(c) or np.isinf(d):
+            c, d = np.copysign(1.0 if np.isinf(c) else 0.0, c), np.copysign(1.0 if np.isinf(d) else 0.0, d)
+            a, b = (np.copysign(0.0, a) if np.isnan(a) else a), (np.copysign(0.0, b) if np.isnan(b) else b)
+            recalc = True
+        if not recalc and (np.isinf(ac) or np.isinf(bd) or np.isinf(ad) or np.isinf(bc)):
+            a, b = (np.copysign(0.0, a) if np.isnan(a) else a), (np.copysign(0.0, b) if np.isnan(b) else b)
+            c, d = (np.copysign(0.0, c) if np.isnan(c) else c), (np.copysign(0.0, d) if np.isnan(d) else d)
+            recalc = True
+        if recalc:
+            x, y = np.inf * (a * c - b * d), np.inf * (a * d + b * c)
+    return x, y
+
+
 def _complex_power(t):
     ftype = as_dtype(t.underlying_float).type
     ctype = as_dtype(t).type
@@ -617,8 +643,11 @@ def _complex_power(t):
             return ctype(complex(rr, ri))
         # Note: numpy calls the C library's cpow/cpowf here; exp(b * log(a)) in double
         # precision agrees to a few ulp (complex64: usually closer to the exact value).
-        za, zb = np.complex128(a), np.complex128(b)
-        w = zb * np.log(za)
+        # The CUDA twin, gp_detail::cpow_exp_log_, spells out numba's complex log and exp and
+        # this product step by step: keep the two in step.
+        la = np.log(np.complex128(a))
+        wr, wi = _cmul_annex_g(np.float64(br), np.float64(bi), la.real, la.imag)
+        w = complex(wr, wi)
         if w.imag == 0:
             # exp(x + 0i) is exp(x) + 0i (C99 Annex G, as cpow and thrust's exp give): no inf * 0
             return ctype(complex(np.exp(w.real), w.imag))

@@ -852,7 +852,7 @@ def warmup(policy: str, progress=None, plans=None) -> int:
         k = kernel_for(plan)
         args = []
         for d, f in zip(plan.inputs, plan.folded):
-            target = D.bool if plan.op == "where" and not args else plan.compute
+            target = D.bool_ if plan.op == "where" and not args else plan.compute
             args.append(target.numpy.type(1) if f else np.ones(4, d.numpy))
         out = np.empty(4, plan.result.numpy)
         k(args, out)

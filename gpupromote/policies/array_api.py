@@ -8,6 +8,9 @@ categories the standard lists for it (true division: floating only).
 """
 from .. import dtypes as D
 from ..lattice import PairTable, parse_grid
+from ..kinds import (BOOLEAN, FLOATING, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
+                     PromotionKind)
+from ..rules.array_api import ArrayAPIRules
 from . import Policy
 
 # The standard's type promotion table (mixed-kind pairs are absent: refused).
@@ -30,35 +33,30 @@ PROMOTE = """
 
 _code = lambda c: D.BY_CODE[c].name  # noqa: E731
 
-_REAL_FLOAT = {op: "f" for op in ("arctan2", "hypot", "copysign", "logaddexp", "nextafter")}
+_REAL_FLOAT = {op: REAL_FLOATING for op in ("arctan2", "hypot", "copysign", "logaddexp", "nextafter")}
 
 ARRAY_API = Policy(
     name="array-api",
     framework="the Array API standard",
     emulates="Python Array API standard 2025.12, as array-api-strict 2.6.1 enforces it",
-    operands="array-api",
+    source="https://data-apis.org/array-api/latest/API_specification/type_promotion.html",
     promote=PairTable(parse_grid(PROMOTE, _code)),
     dtypes=frozenset(["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
                       "float32", "float64", "complex64", "complex128"]),
     default_float="float64",
-    weak_default={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
-    int_check="target",
-    # NumPy underneath raises for negative powers; array-api-strict itself for negative shifts
-    negative_int_refused=frozenset({"power", "left_shift", "right_shift"}),
-    negative_power_arrays_refused=True,
-    check_array_kinds=True,  # array-api-strict checks the arrays' dtypes before a Python scalar joins,
-    refuses={"floor_divide": "c", "remainder": "c", "fmod": "c"},  # then NumPy's kernels decide
-    scalar_kinds={"b": "b", "i": "uifc", "f": "fc", "c": "fc"},
-    negative_shift_arrays_refused=True,  # bitwise_left_shift: "only defined for x2 >= 0", arrays too
-    nary=True,  # xp.result_type(*arrays_and_dtypes)
-    inplace_rule="same_dtype",  # "x1 += x2" must not change x1's dtype (array-api-strict: TypeError)
-    op_rules={"true_divide": "DEFAULT", **{op: "DEFAULT" for op in _REAL_FLOAT}},
-    # The standard's dtype categories per function (numeric = no bool).
-    accepts={"add": "uifc", "subtract": "uifc", "multiply": "uifc", "true_divide": "fc", "power": "uifc",
-             "floor_divide": "uif", "remainder": "uif", "fmod": "uif",
-             "maximum": "uif", "minimum": "uif", "fmax": "uif", "fmin": "uif",
-             "less": "uif", "less_equal": "uif", "greater": "uif", "greater_equal": "uif",
-             "logical_and": "b", "logical_or": "b", "logical_xor": "b",
-             "bitwise_and": "bui", "bitwise_or": "bui", "bitwise_xor": "bui", **_REAL_FLOAT},
-    source="https://data-apis.org/array-api/latest/API_specification/type_promotion.html",
+    scalar_dtypes={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
+    kinds={"true_divide": PromotionKind.DEFAULT, **{op: PromotionKind.DEFAULT for op in _REAL_FLOAT}},
+    refuses={"floor_divide": "c", "remainder": "c", "fmod": "c"},  # NumPy's kernels underneath
+    rules=ArrayAPIRules(
+        # a Python scalar kind -> the array kinds it may join
+        scalar_kinds={"b": BOOLEAN, "i": NUMERIC, "f": FLOATING, "c": FLOATING},
+        # The standard's dtype categories per function, by their names.
+        categories={"add": NUMERIC, "subtract": NUMERIC, "multiply": NUMERIC, "true_divide": FLOATING,
+                    "power": NUMERIC, "floor_divide": REAL_NUMERIC, "remainder": REAL_NUMERIC, "fmod": REAL_NUMERIC,
+                    "maximum": REAL_NUMERIC, "minimum": REAL_NUMERIC, "fmax": REAL_NUMERIC, "fmin": REAL_NUMERIC,
+                    "less": REAL_NUMERIC, "less_equal": REAL_NUMERIC, "greater": REAL_NUMERIC,
+                    "greater_equal": REAL_NUMERIC, "logical_and": BOOLEAN, "logical_or": BOOLEAN,
+                    "logical_xor": BOOLEAN, "bitwise_and": INTEGER_OR_BOOLEAN, "bitwise_or": INTEGER_OR_BOOLEAN,
+                    "bitwise_xor": INTEGER_OR_BOOLEAN, **_REAL_FLOAT},
+    ),
 )

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from .. import dtypes as D
 from ..lattice import PairTable, parse_grid
+from ..rules.pytorch import AscendRules
 from .pytorch import TORCH
 
 # Row = first input, column = second input; -- = NA (refused). The 12 x 12 block of f4 .. c16 is
@@ -42,10 +43,8 @@ ASCEND = replace(
     name="ascend",
     framework="Ascend aclnn",
     emulates="Huawei Ascend CANN aclnn type promotion table (documented, not observed)",
-    operands="pair-table",
+    source="Huawei CANN aclnn documentation, 互推导关系 (type promotion), seed document 004",
     promote=PairTable(parse_grid(PROMOTE, _code)),
     dtypes=frozenset(_code(c) for c in "f4 f2 f8 bf i1 u1 i2 i4 i8 c4 c8 c16 b1 u2 u4 u8".split()),
-    op_overrides={},
-    nary=False,  # an asymmetric pair table: the document defines no promotion of three or more inputs
-    source="Huawei CANN aclnn documentation, 互推导关系 (type promotion), seed document 004",
+    rules=AscendRules(),
 )

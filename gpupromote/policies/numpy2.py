@@ -7,6 +7,8 @@ n-ary promotion takes the least dtype every operand promotes into.
 """
 from .. import dtypes as D
 from ..lattice import PairTable, parse_grid
+from ..kinds import PromotionKind
+from ..rules.numpy2 import NumPyRules
 from . import Policy
 
 # np.promote_types over the dtypes NumPy and ml_dtypes have (observed, NumPy 2.4.6 / ml_dtypes 0.6.0).
@@ -61,41 +63,28 @@ NUMPY = Policy(
     name="numpy",
     framework="NumPy",
     emulates="NumPy 2.4 (NEP 50) with ml_dtypes 0.6 for bfloat16 and float8",
-    operands="nep50",
+    source="https://numpy.org/neps/nep-0050-scalar-promotion.html",
     promote=PairTable(parse_grid(PROMOTE, _code)),
-    op_overrides={"where": {"promote": PairTable(parse_grid(RESULT_TYPE, _code)),
-                            "weak_upcast": {("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
-                                            ("float8_e5m2", "f"): "float32"}},
-                  # np.result_type, np.promote_types: the same table as np.where
-                  **{no_op: {"promote": PairTable(parse_grid(RESULT_TYPE, _code)),
-                             "weak_upcast": {("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
-                                             ("float8_e5m2", "f"): "float32"}} for no_op in ("result_type", "promote_types")},
-                  # the logical ufuncs test a Python int for truth, after converting it to a C long
-                  **{op: {"int_check": "int64", "float_int_limit": {}} for op in ("logical_and", "logical_or", "logical_xor")}},
     dtypes=frozenset(d.name for d in D.ALL if d.name != "complex32"),
     default_float="float64",
-    weak_default={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
-    int_check="target",
-    # Note: ml_dtypes' types do not take part in NEP 50's weak-float rule: a Python float meets
-    # them as a float32-like abstract float (bfloat16 [256] + 1.0001 gives float32 257.0001).
-    weak_upcast={("bfloat16", "f"): "float32", ("float8_e4m3fn", "f"): "float32",
-                 ("float8_e5m2", "f"): "float32"},
+    scalar_dtypes={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
+    kinds={"true_divide": PromotionKind.INT_TO_DEFAULT_FLOAT},
     refuses={"floor_divide": "c", "remainder": "c", "fmod": "c"},
-    # ufunc loop selection: the first loop every input casts to safely. Float-only ufuncs start
-    # at float16 (int8 -> float16, int16 -> float32), so int8 with uint8 reads as float16 there,
-    # not as float(int16); true_divide has its own resolver (float64).
-    to_float={"bool": "float16", "uint8": "float16", "int8": "float16", "uint16": "float32", "int16": "float32"},
-    to_float_inputs=True,
-    op_rules={"true_divide": "INT_TO_DEFAULT_FLOAT"},
-    unchecked_ops=frozenset({"where"}),  # np.where casts a Python int into the dtype, wrapping
-    # the logical ufuncs test a Python int for truth, after converting it to a C long
-    # ml_dtypes converts a Python int through a C long: "TypeError: expected number, got int".
-    float_int_limit={"bfloat16": "int64", "float8_e4m3fn": "int64", "float8_e5m2": "int64"},
-    negative_int_refused=frozenset({"power"}),
-    negative_power_arrays_refused=True,
-    # ufuncs with no bool loop start at int8 ("bb->b")
-    bool_to={op: "int8" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift")},
-    exact_compare=True,
-    nary=True,  # np.result_type(*arrays_and_dtypes): the least dtype all promote to, not a left fold
-    source="https://numpy.org/neps/nep-0050-scalar-promotion.html",
+    rules=NumPyRules(
+        result_type=PairTable(parse_grid(RESULT_TYPE, _code)),
+        # ml_dtypes' bfloat16 and float8_e4m3fn meet a Python float as float64 in np.result_type
+        result_type_upcast={("bfloat16", "f"): "float64", ("float8_e4m3fn", "f"): "float64",
+                            ("float8_e5m2", "f"): "float32"},
+        # Note: ml_dtypes' types do not take part in NEP 50's weak-float rule: a Python float meets
+        # them as a float32-like abstract float (bfloat16 [256] + 1.0001 gives float32 257.0001).
+        weak_upcast={("bfloat16", "f"): "float32", ("float8_e4m3fn", "f"): "float32",
+                     ("float8_e5m2", "f"): "float32"},
+        # ufunc loop selection: the first loop every input casts to safely. Float-only ufuncs start
+        # at float16 (int8 -> float16, int16 -> float32), so int8 with uint8 reads as float16 there,
+        # not as float(int16); true_divide has its own resolver (float64).
+        to_float={"bool": "float16", "uint8": "float16", "int8": "float16", "uint16": "float32",
+                  "int16": "float32"},
+        # ml_dtypes converts a Python int through a C long: "TypeError: expected number, got int".
+        int_via_long=frozenset({"bfloat16", "float8_e4m3fn", "float8_e5m2"}),
+    ),
 )

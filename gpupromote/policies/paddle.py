@@ -24,6 +24,10 @@ the op whose rule decides their dtype.
 """
 from .. import dtypes as D
 from ..lattice import PairTable, parse_grid
+from ..kinds import PromotionKind
+from ..rules.paddle import TO_TENSOR, PaddleRules
+from ..rules.paddle import TensorRoute as T
+from ..rules.paddle import ZeroDimRoute as Z
 from . import Policy
 
 # phi::promoteTypes (paddle/phi/common/type_promotion.h), the table every promoting path looks
@@ -105,15 +109,16 @@ _SAME_SHAPE_OPERATORS = _scalar_cells(SCALARS, kinds=("b", "i", "f", "c"))  # + 
 _CONVERT = _scalar_cells(CONVERTS)
 _CONVERT_INT = _scalar_cells(CONVERTS, kinds=("b", "i"))  # why: __rand__ & co. take only int and bool
 
-# How each op reaches its kernel, by operand kind (the columns are read by resolve._paddle):
-#   tensors    "promote": the op is in the eager type-promotion white list (NeedTypePromotion);
-#              "exact": it is not, so two tensors must have one dtype
-#   zero-dim   how a 0-d tensor meets a tensor: "tensor" like any tensor; "scalar": the op is in
+# How each op reaches its kernel, by operand kind (the columns are read by rules/paddle.py,
+# which defines the routes):
+#   tensors    T.PROMOTE: the op is in the eager type-promotion white list (NeedTypePromotion);
+#              T.EXACT: it is not, so two tensors must have one dtype
+#   zero-dim   how a 0-d tensor meets a tensor: Z.TENSOR like any tensor; Z.SCALAR: the op is in
 #              support_promotion_ops, a 0-d tensor of the other's kind takes the other's dtype,
-#              else promoteTypes; "promote": promoteTypes always (floor_divide: GetPromoteDtype
+#              else promoteTypes; Z.PROMOTE: promoteTypes always (floor_divide: GetPromoteDtype
 #              looks up its fluid name, elementwise_floordiv, which is not in that list)
 #   scalars    a Python scalar: a (tensor dtype, scalar kind) -> dtype table (missing cells are
-#              refused; a 0-d tensor looks up "z" + kind first); "tensor": paddle.to_tensor
+#              refused; a 0-d tensor looks up "z" + kind first); TO_TENSOR: paddle.to_tensor
 #              makes a tensor of its default dtype, which then meets the other operand as a
 #              tensor; None: the function takes no Python scalars
 #
@@ -126,62 +131,54 @@ _CONVERT_INT = _scalar_cells(CONVERTS, kinds=("b", "i"))  # why: __rand__ & co. 
 #
 #   op                (tensors,   zero-dim, scalars)
 ROUTES = {
-    "add":            ("promote", "scalar",  _SAME_SHAPE_OPERATORS),
-    "subtract":       ("promote", "scalar",  _SAME_SHAPE_OPERATORS),
-    "multiply":       ("promote", "scalar",  _SAME_SHAPE_OPERATORS),
-    "true_divide":    ("promote", "scalar",  _OPERATORS),
-    "floor_divide":   ("promote", "promote", _OPERATORS),
-    "remainder":      ("promote", "scalar",  _OPERATORS),
-    "fmod":           ("promote", "scalar",  _OPERATORS),  # Note: Paddle has no fmod; remainder's path
-    "power":          ("promote", "scalar",  _OPERATORS),
-    "equal":          ("promote", "scalar",  _OPERATORS),
-    "not_equal":      ("promote", "scalar",  _OPERATORS),
-    "less":           ("promote", "scalar",  _OPERATORS),
-    "less_equal":     ("promote", "scalar",  _OPERATORS),
-    "greater":        ("promote", "scalar",  _OPERATORS),
-    "greater_equal":  ("promote", "scalar",  _OPERATORS),
-    "copysign":       ("promote", "scalar",  _CONVERT),
-    "hypot":          ("promote", "scalar",  None),        # why: sqrt(x**2 + y**2): add decides
-    "maximum":        ("promote", "tensor",  None),
-    "minimum":        ("promote", "tensor",  None),
-    "fmax":           ("promote", "tensor",  None),
-    "fmin":           ("promote", "tensor",  None),
-    "logical_and":    ("promote", "tensor",  None),
-    "logical_or":     ("promote", "tensor",  None),
-    "logical_xor":    ("promote", "tensor",  None),
-    "arctan2":        ("promote", "tensor",  None),        # why: atan2 broadcasts a 0-d tensor first
-    "logaddexp":      ("promote", "tensor",  None),        # why: log1p(exp(-|x-y|)) + maximum(x, y)
-    "nextafter":      ("promote", "tensor",  None),
-    "where":          ("promote", "tensor",  "tensor"),    # why: where broadcasts x and y first
-    "bitwise_and":    ("exact",   "tensor",  _CONVERT_INT),
-    "bitwise_or":     ("exact",   "tensor",  _CONVERT_INT),
-    "bitwise_xor":    ("exact",   "tensor",  _CONVERT_INT),
-    "left_shift":     ("exact",   "tensor",  _CONVERT_INT),
-    "right_shift":    ("exact",   "tensor",  _CONVERT_INT),
+    "add":            (T.PROMOTE, Z.SCALAR,  _SAME_SHAPE_OPERATORS),
+    "subtract":       (T.PROMOTE, Z.SCALAR,  _SAME_SHAPE_OPERATORS),
+    "multiply":       (T.PROMOTE, Z.SCALAR,  _SAME_SHAPE_OPERATORS),
+    "true_divide":    (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "floor_divide":   (T.PROMOTE, Z.PROMOTE, _OPERATORS),
+    "remainder":      (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "fmod":           (T.PROMOTE, Z.SCALAR,  _OPERATORS),  # Note: Paddle has no fmod; remainder's path
+    "power":          (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "equal":          (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "not_equal":      (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "less":           (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "less_equal":     (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "greater":        (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "greater_equal":  (T.PROMOTE, Z.SCALAR,  _OPERATORS),
+    "copysign":       (T.PROMOTE, Z.SCALAR,  _CONVERT),
+    "hypot":          (T.PROMOTE, Z.SCALAR,  None),        # why: sqrt(x**2 + y**2): add decides
+    "maximum":        (T.PROMOTE, Z.TENSOR,  None),
+    "minimum":        (T.PROMOTE, Z.TENSOR,  None),
+    "fmax":           (T.PROMOTE, Z.TENSOR,  None),
+    "fmin":           (T.PROMOTE, Z.TENSOR,  None),
+    "logical_and":    (T.PROMOTE, Z.TENSOR,  None),
+    "logical_or":     (T.PROMOTE, Z.TENSOR,  None),
+    "logical_xor":    (T.PROMOTE, Z.TENSOR,  None),
+    "arctan2":        (T.PROMOTE, Z.TENSOR,  None),        # why: atan2 broadcasts a 0-d tensor first
+    "logaddexp":      (T.PROMOTE, Z.TENSOR,  None),        # why: log1p(exp(-|x-y|)) + maximum(x, y)
+    "nextafter":      (T.PROMOTE, Z.TENSOR,  None),
+    "where":          (T.PROMOTE, Z.TENSOR,  TO_TENSOR),    # why: where broadcasts x and y first
+    "bitwise_and":    (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "bitwise_or":     (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "bitwise_xor":    (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "left_shift":     (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
+    "right_shift":    (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
 }
-
-# Ops whose Python int goes through phi::Scalar / paddle.to_tensor / paddle.full, which take
-# only what fits int64 (2**63 raises); the scale path of + - * (and of tensor / int) takes a
-# double and wraps instead. true_divide is checked by position (op_overrides): 2**63 / tensor
-# raises (__rtruediv__ builds a full tensor) while tensor / 2**63 is a scale.
-_INT64_CHECKED = ("floor_divide", "remainder", "fmod", "power", "equal", "not_equal", "less",
-                  "less_equal", "greater", "greater_equal", "where")
 
 PADDLE = Policy(
     name="paddle",
     framework="PaddlePaddle",
     emulates="PaddlePaddle 3.3.1, dynamic mode",
-    operands="paddle",
+    source="https://www.paddlepaddle.org.cn/documentation/docs/en/develop/guides/advanced/auto_type_promotion_en.html; "
+           "paddle/phi/common/type_promotion.h, paddle/fluid/pybind/eager_math_op_patch.cc (Paddle 3.3.1)",
     promote=PairTable(parse_grid(PROMOTE_TYPES, _code)),
     dtypes=frozenset(["bool", "uint8", "int8", "int16", "int32", "int64", "float8_e4m3fn", "float8_e5m2",
                       "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]),
     default_float="float32",
-    weak_default={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},
-    scalar_table=_SAME_SHAPE_OPERATORS,
-    routes=ROUTES,
+    scalar_dtypes={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},
     # Divide rule: an int quotient is float32 (GetPromoteDtype), bool / bool stays bool.
     # copysign keeps int dtypes (Paddle has int kernels); the float-only ops compute ints in float32.
-    op_rules={"true_divide": "INT_TO_FLOAT_UNLESS_BOOL", "copysign": "DEFAULT"},
+    kinds={"true_divide": PromotionKind.INT_TO_FLOAT_UNLESS_BOOL, "copysign": PromotionKind.DEFAULT},
     # Paddle's remainder has complex kernels; hypot is sqrt(x**2 + y**2), complex as add makes it.
     accepts={"true_divide": "bfc", "remainder": "uifc", "hypot": "fc", "copysign": "buif"},
     # No complex order (maximum, fmax, ...), no bitwise ops on floats, no bool floor_divide,
@@ -190,26 +187,5 @@ PADDLE = Policy(
              "maximum": "c", "minimum": "c", "fmax": "c", "fmin": "c", "arctan2": "c", "logaddexp": "c",
              "nextafter": "c", "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc",
              "left_shift": "fc", "right_shift": "fc"},
-    op_overrides={**{op: {"int_check": "int64"} for op in _INT64_CHECKED},
-                  # paddle.to_tensor(value, dtype="bfloat16") goes through a NumPy array, and
-                  # NumPy makes 2**63 a uint64 array, which Paddle cannot convert to bfloat16.
-                  "copysign": {"float_int_limit": {"bfloat16": "int64"}},
-                  # Paddle's integer pow loops forever on a negative exponent or one the int dtype
-                  # cannot hold (-1, 2**40 for int32, 2**63): refused here instead of hanging. A
-                  # Python int base must fit int64, as on the other tensor-building paths.
-                  "power": {"int_check": ("int64", "int64 and target")},
-                  "true_divide": {"int_check": ("int64", None)},
-                  # atan2's int kernels compute in double.
-                  "arctan2": {"to_float": {d: "float64" for d in ("bool", "uint8", "int8", "int16", "int32",
-                                                                    "int64")}},
-                  "result_type": {"operands": "table"}, "promote_types": {"operands": "table"}},
-    # Paddle has no result_type: promotion on its own is promoteTypes, between tensors only
-    # (PADDLE's op_overrides["result_type"] below); no n-ary promotion.
-    # In place (x.add_(y)), Paddle casts x to the promoted dtype first (PromoteCastInplace), so x
-    # takes the result's dtype: float16 x.add_(float32 y) leaves x float32.
-    inplace_rule="retype",
-    int_division="raise",  # why: "Integer division by zero encountered in (floor/trunc) divide"
-    negative_int_refused=frozenset({"power"}),  # Paddle hangs on int ** -1 (see op_overrides["power"])
-    source="https://www.paddlepaddle.org.cn/documentation/docs/en/develop/guides/advanced/auto_type_promotion_en.html; "
-           "paddle/phi/common/type_promotion.h, paddle/fluid/pybind/eager_math_op_patch.cc (Paddle 3.3.1)",
+    rules=PaddleRules(routes=ROUTES),
 )

@@ -9,6 +9,8 @@ from dataclasses import replace
 
 from .. import dtypes as D
 from ..lattice import PairTable, parse_grid
+from ..kinds import PromotionKind
+from ..rules.pytorch import TorchRules
 from . import Policy
 
 # c10::promoteTypes (observed, PyTorch 2.13): uint16/32/64 promote only with floats, float8 only
@@ -53,43 +55,17 @@ TORCH = Policy(
     name="torch",
     framework="PyTorch",
     emulates="PyTorch 2.13, torch.get_default_dtype() == float32",
-    operands="torch",
+    source="https://github.com/pytorch/pytorch/blob/main/c10/core/ScalarType.cpp (promoteTypes); "
+           "aten/src/ATen/native/TypeProperties.cpp (ResultTypeState)",
     promote=PairTable(parse_grid(PROMOTE, _code)),
     dtypes=frozenset(d.name for d in D.ALL),
     default_float="float32",
-    weak_default={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},  # wrapped numbers
-    int_check="int64 or uint64",  # a Python int must fit a c10::Scalar; then it wraps into the dtype
-    to_complex={"float16": "complex32", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"},
-    opmath={"float16": "float32", "bfloat16": "float32", "complex32": "complex64"},
-    # Note: on the CPU only mul, div and floor_divide keep a CPU scalar in float32 for half
-    # tensors; add, sub, comparisons, ... cast it to the tensor's dtype first (f16 [inf] - 70000
-    # is nan). PyTorch's CUDA kernels keep it in float32 for add/sub too; one plan serves both
-    # devices here, and it follows the CPU, where the records come from.
-    opmath_ops=frozenset({"multiply", "true_divide", "floor_divide"}),
-    refuses=_REFUSES,
-    int_division="raise",
-    # torch.where converts a Python scalar to the result dtype with a range check ("value cannot be
-    # converted to type int8_t without overflow"); arithmetic wraps it instead.
-    # torch.where and pow's Scalar exponent convert the Python scalar with c10::checked_convert.
-    # Which targets c10 checks a Python float against differs by op (observed).
-    op_overrides={"where": {"int_check": "c10", "float_check": frozenset({"float32", "complex64", "complex32"})},
-                  "power": {"int_check": "c10-exponent", "checked_operands": (1,),
-                            "float_check": frozenset({"float16", "bfloat16"})}},
-    op_rules={"logaddexp": "DEFAULT", "hypot": "DEFAULT", "nextafter": "DEFAULT"},
+    scalar_dtypes={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},  # wrapped numbers
+    # logaddexp, hypot and nextafter do not promote integer inputs to float (unlike atan2)
+    kinds={"logaddexp": PromotionKind.DEFAULT, "hypot": PromotionKind.DEFAULT, "nextafter": PromotionKind.DEFAULT},
     accepts={"logaddexp": "fc"},
-    operand_refuses={"subtract": "b"},  # "Subtraction, the `-` operator, with a bool tensor is not supported"
-    scalar_only_kernels={"power": "b"},  # bool ** bool tensor: "pow" not implemented for 'Bool'; ** True runs
-    # torch.copysign(2, t) and the other function-only ops take no Python scalar first
-    # (TypeError: received an invalid combination of arguments); operators do (reflected).
-    scalar_first_refused=frozenset({"copysign", "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot",
-                                    "logaddexp", "nextafter", "logical_and", "logical_or", "logical_xor"}),
-    negative_int_refused=frozenset({"power"}),
-    # at::native::result_type over a list (torch.cat, TensorIterator's common dtype) folds each
-    # category left to right: uint16, int8, float32 raises where uint16, float32, int8 does not
-    nary=True,
-    out_rule="can_cast", inplace_rule="can_cast",  # out= and x.add_(y): the result must pass c10::canCast
-    source="https://github.com/pytorch/pytorch/blob/main/c10/core/ScalarType.cpp (promoteTypes); "
-           "aten/src/ATen/native/TypeProperties.cpp (ResultTypeState)",
+    refuses=_REFUSES,
+    rules=TorchRules(),
 )
 
 TORCH_F64 = replace(
@@ -97,5 +73,5 @@ TORCH_F64 = replace(
     name="torch-f64",
     emulates="PyTorch 2.13, torch.set_default_dtype(torch.float64)",
     default_float="float64",
-    weak_default={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
+    scalar_dtypes={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
 )

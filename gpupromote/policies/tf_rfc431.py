@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from .. import dtypes as D
 from ..lattice import PairTable, parse_grid
+from ..rules.tf_rfc431 import TFRules
 from . import Policy
 
 # flexible_dtypes._BINARY_DTYPE_RES_FULL (TF 2.21), cells allowed in ALL mode. Rows and columns:
@@ -96,11 +97,6 @@ CONVERTS = """
    c  --  --  --  --  --  --  --  --  --  --  --  --  --  c8 c16
 """
 
-_WEAK = {"i4*": "int32", "i8*": "int64", "f4*": "float32", "f8*": "float64", "c16*": "complex128"}
-_PY_NODES = {"b": "b*", "i": "i4*", "f": "f4*", "c": "c16*"}
-_WEAK_TENSORS = {dtype: node for node, dtype in _WEAK.items()}  # the dtypes a WeakTensor can have
-
-
 def _node(code):
     return D.BY_CODE[code].name if code in D.BY_CODE else code  # b*, i4*, ...: Python scalar / weak nodes
 
@@ -147,21 +143,8 @@ _KERNELS = {
 }
 
 # Ops TensorFlow wraps for RFC 431 (weak_tensor_ops.py); every other op keeps the legacy rule.
-_RFC431_OPS = {"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power",
-               "maximum", "minimum", "equal", "fmax", "fmin"}
-
-# Legacy ops convert a Python int with TF's ordinary converter instead of flexible_dtypes' int32
-# range check: it must fit int64 (then it is cast, wrapping: 300 -> int8 is 44), except that the
-# direct converters to uint64, half, float, double and complex128 also read it as a uint64.
-_LEGACY_INTS = {"int_check": "int64",
-                "float_int_limit": {t: "int64 or uint64" for t in ("uint64", "float16", "float32", "float64",
-                                                                   "complex128")},
-                # tf.where(c, 2**40, 1) is int64 and tf.where(c, 1e300, 1.5) fails: with no tensor,
-                # the first scalar is converted as convert_to_tensor infers it from its value
-                "scalars_infer": True}
-_OVERRIDES = {op: ({"dtypes": frozenset(dts)} if op in _RFC431_OPS else
-                   {"dtypes": frozenset(dts), "operands": "tf-legacy", **_LEGACY_INTS})
-              for op, dts in _KERNELS.items()}
+_RFC431_OPS = frozenset({"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod",
+                         "power", "maximum", "minimum", "equal", "fmax", "fmin"})
 
 # math_ops._TRUEDIV_TABLE: integer operands are divided in float32 up to 16 bits, float64 above.
 _TRUEDIV = {"uint8": "float32", "int8": "float32", "uint16": "float32", "int16": "float32",
@@ -172,32 +155,19 @@ TF_ALL = Policy(
     framework="TensorFlow (RFC 431 ALL mode)",
     emulates="TensorFlow 2.21, experimental_enable_numpy_behavior(dtype_conversion_mode='all'): "
              "operators and tf.math.*",
-    operands="tf-rfc431",
+    source="https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/framework/flexible_dtypes.py; "
+           "tensorflow/python/ops/weak_tensor_ops.py; math_ops._TRUEDIV_TABLE; RFC 431 (seed 002)",
     promote=PairTable(parse_grid(ALL, _node)),
     dtypes=frozenset(d.name for d in D.ALL if d.name != "complex32"),
     default_float="float32",
-    weak_default=_WEAK,
-    weak_node=_PY_NODES,
-    weak_arrays=_WEAK_TENSORS,
-    nary=True,  # flexible_dtypes.result_type(*arrays_and_dtypes): a left fold through the table
-    # RFC 431, in-place ops (assign_add): "any dtype promotion that results in a dtype different from
-    # the Variable's dtype is disabled", in every mode
-    inplace_rule="same_dtype",
-    # flexible_dtypes: "Python int too large to convert to np.int32" for any result dtype; an
-    # int in range is then cast to the result dtype, wrapping (int8 [n] + 300 is int8).
-    int_check="int32",
-    scalar_table=_converts(CONVERTS),
-    to_float=_TRUEDIV,
-    op_overrides=_OVERRIDES,
-    int_division="raise",  # FloorDiv / FloorMod: "Integer division by zero"
-    negative_int_refused=frozenset({"power"}),  # Pow: "Integers to negative integer powers are not allowed"
+    scalar_dtypes={"b": "bool", "i": "int32", "f": "float32", "c": "complex128"},
+    rules=TFRules(kernels={op: frozenset(dts) for op, dts in _KERNELS.items()}, converts=_converts(CONVERTS),
+                  rfc431_ops=_RFC431_OPS, truediv=_TRUEDIV),
     # Note: operator `*` with a bool tensor casts both sides to int32 and the product back to
     # bool (tensor_math_operator_overrides), and `&` on bool tensors is logical_and; the policy
     # follows tf.math.multiply / tf.bitwise.bitwise_and, which refuse bool.
     # Note: maximum / minimum return a strong tensor where the table says weak (TF's
     # "comparison-method" handling); the plan still calls such a result weak. The dtype agrees.
-    source="https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/framework/flexible_dtypes.py; "
-           "tensorflow/python/ops/weak_tensor_ops.py; math_ops._TRUEDIV_TABLE; RFC 431 (seed 002)",
 )
 
 TF_SAFE = replace(
