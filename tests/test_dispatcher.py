@@ -338,7 +338,10 @@ def test_no_reference_is_leaked_or_dropped():
     run(2000)
     gc.collect()
     after = [sys.getrefcount(x) for x in watched]
-    assert after == before
+    # a reference leaked or dropped per call moves a count by thousands; threads other tests leave
+    # running (distributed's) touch None, True and False now and then, by a few
+    assert all(abs(c - b) < 100 for b, c in zip(before, after)), \
+        [(repr(x), b, c) for x, b, c in zip(watched, before, after) if b != c]
 
 
 def test_pure_python_mode_runs_the_python_functions():
