@@ -282,7 +282,7 @@ def test_dispatch_overhead():
     gp.add(a, 2.5, policy="torch")
     plan = plan_for("add", [a, b], policy="torch")
     out = cp.empty(1024, cp.float32)
-    from gpupromote.dispatch import fold_scalar
+    from gpupromote.folding import fold_scalar
     splan = plan_for("add", [a, 2.5], policy="torch")
     runner = cuda_cupy.fast_runner(plan, [None, None])
     srunner = cuda_cupy.fast_runner(splan, [None, lambda v: fold_scalar(v, splan.inputs[1], splan.compute)])

@@ -220,11 +220,52 @@ def _register_warmup(p):
 
 
 def _register_kernels(p):
-    p.add_argument("--op", required=True)
+    p.add_argument("--op", required=True, help="op name or alias, e.g. add or mul")
     p.add_argument("--dtypes", required=True, help="comma-separated operand dtypes, e.g. float16,float32")
-    p.add_argument("--policy", default="numpy")
-    p.add_argument("--scalar", action="store_true", help="the second operand is a folded Python scalar")
-    p.set_defaults(func=_lazy("gpupromote.backends._cuda_source", "_cmd_kernels"))
+    p.add_argument("--policy", default=None, help="promotion policy (default: the current one, numpy)")
+    p.add_argument("--scalar", action="store_true", help="make the last operand a Python scalar of its kind (folded)")
+    p.add_argument("--variant", default=None,
+                   help="contig (default: vectorized), scalar (contiguous, no vector loads), strided[NDIM][_32|_64]")
+    p.set_defaults(func=_cmd_kernels)
+
+
+def _kernel_operands(op, dtypes_, scalar, ndim):
+    from .api import spec
+    names = [s.strip() for s in dtypes_.split(",") if s.strip()]
+    operands = [spec(n, ndim=ndim) for n in names]
+    if scalar:  # the last operand becomes a Python scalar of its kind: a folded, by-value parameter
+        last = D.dtype(names[-1])
+        operands[-1] = {"b": True, "u": 1, "i": 1, "f": 1.0, "c": 1j}[last.kind]
+    if op_named(op).name == "where" and len(operands) == 2:
+        operands.insert(0, spec("bool", ndim=ndim))
+    return operands
+
+
+def _kernel_variant(text, kernel):
+    from .backends import _cuda_source as S
+    if text in (None, "contig", "vec"):
+        return ("contig", S.vector_width(kernel))
+    if text == "scalar":
+        return ("contig", 1)
+    m = re.fullmatch(r"strided(\d+)?(?:_(32|64))?", text)
+    if m:
+        return ("strided", int(m.group(1) or 2), int(m.group(2) or 64))
+    raise SystemExit(f"--variant must be contig, scalar or strided[NDIM][_32|_64], not {text!r}")
+
+
+def _cmd_kernels(args) -> int:
+    """Print the CUDA source gpupromote generates for an op on operands of given dtypes."""
+    from .api import get_policy_name, plan_for
+    from .backends import _cuda_source as S
+    operands = _kernel_operands(args.op, args.dtypes, args.scalar, 1)
+    plan = plan_for(args.op, operands, policy=args.policy or get_policy_name())
+    kernel = S.as_kernel(plan)
+    variant = _kernel_variant(args.variant, kernel)
+    print(f"// plan: {plan}")
+    print(f"// kernel {S.kernel_name(kernel, variant)}, launched with the parameters described in "
+          f"gpupromote/backends/_cuda_source.py")
+    print(S.kernel_source(kernel, variant))
+    return 0
 
 
 def _register_docs(p):
@@ -239,7 +280,8 @@ def _lazy(module, attr):
     return run
 
 
-# Subcommands whose code lives with what they drive (backends, docs), imported only when used.
+# Subcommands whose code lives with what they drive (backends, docs), imported only when used;
+# `kernels` lives here, as the code generator imports nothing of the resolver.
 _EXTRA = {"warmup": ("compile a policy's common CPU kernels ahead of use", _register_warmup),
           "kernels": ("print the generated CUDA source of a kernel", _register_kernels),
           "docs": ("regenerate the pictures and markdown tables under docs/", _register_docs)}

@@ -8,8 +8,8 @@
     y = gp.add(x, 2.5, policy="torch")               # a dask.array.Array; y.dtype is float16 already
     y.compute()                                      # each block: gp.add(block, 2.5, policy="torch")
 
-The dispatcher (dispatch.call, fuse.Fused.__call__) sends a call here when an operand is a dask
-collection; it judges that by the operand type's module name, so importing gpupromote never
+The op functions (opfunctions.call) and gp.fuse (fuse.Fused.__call__) send a call here when an
+operand is a dask collection; it judges that by the operand type's module name, so importing gpupromote never
 imports dask. The graph is built with dask's own machinery: ``da.blockwise`` over the operands
 aligned as ``da.elemwise`` aligns them (trailing axes matched, size-1 axes broadcast, chunks
 unified with ``unify_chunks``; NumPy / CuPy arrays among the operands become one-chunk dask arrays
@@ -52,6 +52,8 @@ from dask.array.utils import meta_from_array
 from gpupromote import dtypes as D
 from gpupromote.api import CURRENT_POLICY, describe, plan_for, spec
 from gpupromote.array import Array
+from gpupromote.dispatch import call as eager_call, check_cpu_dtypes
+from gpupromote.operands import shape_error
 from gpupromote.ops import ALIASES, op_named
 from gpupromote.policies import get_policy
 
@@ -123,7 +125,6 @@ def _layout(label, operands):
         try:
             np.broadcast_shapes(*shapes)
         except ValueError:
-            from gpupromote.dispatch import shape_error
             raise shape_error(label, shapes) from None
     return pairs, max((len(s) for s in shapes), default=0)
 
@@ -153,8 +154,7 @@ def _refuse_out(label, out):
 
 def _run_op(*blocks, op, policy):
     """One block of a gp op: the eager call under the policy the graph was built with."""
-    from gpupromote.dispatch import OP_FUNCTIONS
-    return OP_FUNCTIONS[op](*blocks, policy=policy)
+    return eager_call(op, blocks, policy)
 
 
 def call(op: str, args, policy=None, out=None):
@@ -167,7 +167,6 @@ def call(op: str, args, policy=None, out=None):
     plan = plan_for(op, specs, name)
     device = any(not describe(s).host for s in specs if type(s) not in _PY_SCALARS)
     if not device:
-        from gpupromote.dispatch import check_cpu_dtypes
         check_cpu_dtypes(plan)
     pairs, ndim = _layout(op, args)
     meta = _meta(plan.result, ndim, args, device)
@@ -185,23 +184,22 @@ _ON_THIS_PROCESS: OrderedDict = OrderedDict()
 _MAX_ON_THIS_PROCESS = 256
 
 
-def _fused_on_this_process(key, fn, fused_policy):
+def _fused_on_this_process(key, fused_type, fn, fused_policy):
     fused = _ON_THIS_PROCESS.get(key)
     if fused is None:
-        from gpupromote.fuse import Fused
-        fused = _ON_THIS_PROCESS[key] = Fused(fn, fused_policy)
+        fused = _ON_THIS_PROCESS[key] = fused_type(fn, fused_policy)
         if len(_ON_THIS_PROCESS) > _MAX_ON_THIS_PROCESS:
             _ON_THIS_PROCESS.popitem(last=False)
     return fused
 
 
-def _fused_task(key, fn, fused_policy, policy):
-    return _FusedBlocks(_fused_on_this_process(key, fn, fused_policy), key, policy)
+def _fused_task(key, fused_type, fn, fused_policy, policy):
+    return _FusedBlocks(_fused_on_this_process(key, fused_type, fn, fused_policy), key, policy)
 
 
 class _FusedBlocks:
     """The task function of a gp.fuse function over dask blocks: the fused function under the
-    policy fixed at graph construction. Pickled as its key, the user's function and the policies."""
+    policy fixed at graph construction. Pickled as its key, the fused class, the user's function and the policies."""
 
     def __init__(self, fused, key, policy):
         self.fused, self.key, self.policy = fused, key, policy
@@ -210,7 +208,9 @@ class _FusedBlocks:
         return self.fused(*blocks, policy=self.policy)
 
     def __reduce__(self):
-        return _fused_task, (self.key, self.fused.fn, self.fused.policy, self.policy)
+        # the class travels by reference (gpupromote.fuse.Fused), so this module never imports fuse,
+        # which imports it
+        return _fused_task, (self.key, type(self.fused), self.fused.fn, self.fused.policy, self.policy)
 
     def __dask_tokenize__(self):
         return ("gpupromote.fuse", self.key, self.policy)

@@ -1,5 +1,5 @@
 """The public op functions, one declared name each (gp.add, gp.where, ...), so that linters and
-IDEs see them. Each is dispatch.make_op's function for the op; an alias is the same object as
+IDEs see them. Each is opfunctions.make_op's function for the op; an alias is the same object as
 the op it names. Aliases that would shadow a Python builtin (max, min, abs, pow) are not
 declared: use gp.maximum, gp.minimum, gp.absolute, gp.power.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 
-from .dispatch import OP_FUNCTIONS as _OP_FUNCTIONS
+from .opfunctions import OP_FUNCTIONS as _OP_FUNCTIONS
 from .ops import ALIASES, OPS, UNARY_OPS
 
 # --- ops, in ops.py order

@@ -41,10 +41,15 @@ import numpy as np
 from . import dtypes as D
 from . import interop, ir
 from .api import CURRENT_POLICY, describe, use_policy
-from .array import Array
+from .array import Array, asarray
 from .backends import get_backend
+from .checks import checks_of, report_check
+from .dispatch import check_cpu_dtypes, run_into_out, wrap_result
 from .errors import FuseError
+from .folding import fold_operand
+from .operands import is_dask, native, shape_error, storage_of, wants_gp_array
 from .ops import op_named
+from .policies import get_policy
 from .resolve import Operand, explain_resolution, resolve
 from .traced import Traced, TracedScalar, operand_like
 
@@ -74,7 +79,6 @@ class Fused:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, out=None, policy=None):
-        from .dispatch import is_dask, native
         if is_dask(out) or any(is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
             from .dask import call_fused
             return call_fused(self, args, out, policy)
@@ -146,7 +150,6 @@ class Fused:
             return result
         if not trace.steps:
             raise TypeError("gp.fuse: out= needs a function that computes its result with gp ops")
-        from .dispatch import run_into_out, storage_of
         backend = get_backend("cpu" if trace.host else "cuda")
         stored = storage_of(result)
         return run_into_out(trace.steps[-1].plan, backend, [stored], stored.shape, out, args,
@@ -156,14 +159,12 @@ class Fused:
 def _as_gp_arrays(args):
     """The arguments as the trace sees them: an array's operators are gp ops under the policy
     (the eager run of a chain that cannot fuse must not fall to NumPy's or CuPy's own ``-``)."""
-    from .array import asarray
     return [asarray(a) if isinstance(a, np.ndarray) or hasattr(a, "__cuda_array_interface__") else a
             for a in args]
 
 
 def _unwrapped(result, args):
     """An eager result in the arguments' array type, as a traced run returns it."""
-    from .dispatch import wants_gp_array
     storage = result.storage if isinstance(result, Array) else None
     if storage is None or wants_gp_array(args) or storage.dtype != result.dtype.numpy:
         return result
@@ -213,7 +214,7 @@ class _Step:
 
 class _Source:
     """Where kernel parameter k's value comes from at a call: an argument's array, a captured
-    array, or a folded value (``value(args)``) converted by dispatch.fold_operand for step
+    array, or a folded value (``value(args)``) converted by folding.fold_operand for step
     ``plan``'s operand ``i``."""
     __slots__ = ("arg", "array", "value", "plan", "i", "operand")
 
@@ -238,7 +239,7 @@ class _Tracer:
         o = describe(x)
         if o.category == "scalar":
             raise FuseError(f"gp.fuse: {x!r} is not an array")
-        canonical = _policy(self.policy).rules.canonical
+        canonical = get_policy(self.policy).rules.canonical
         dtype = D.dtype(canonical.get(o.dtype.name, o.dtype.name)) if canonical else o.dtype
         return Traced(self, dtype, 0 if o.category == "zero-dim" else 1, arg=(arg, x, o),
                       label="a captured array" if arg is None else f"argument {arg}")
@@ -257,7 +258,7 @@ class _Tracer:
 
     def _captured(self, x):
         """A captured array as the kernel reads it: on the device of a device chain (copied once)."""
-        stored = _stored(x)
+        stored = storage_of(x)
         if not self.host and _is_host(x):
             stored = get_backend("cuda").asarray(np.asarray(stored))
         return stored
@@ -297,7 +298,6 @@ class _Tracer:
                             Operand(None, "scalar", a._rep if isinstance(a, TracedScalar) else a))
         plan = resolve(self.policy, op, operands)
         if self.host:
-            from .dispatch import check_cpu_dtypes
             check_cpu_dtypes(plan)
         step = len(self.steps)
         labels = [a._label if isinstance(a, (Traced, TracedScalar)) else "a constant" for a in items]
@@ -325,7 +325,6 @@ class _Tracer:
         return Traced(self, plan.result, ndim, node=node, label=f"step {step}")
 
     def _add_checks(self, plan, values, step):
-        from .dispatch import checks_of
         c = plan.compute
         for what in checks_of(plan):
             if what == "zero_division":
@@ -366,16 +365,6 @@ def _label(fn) -> str:
     return "fused_" + getattr(fn, "__name__", "fn").strip("<>")
 
 
-def _policy(name):
-    from .policies import get_policy
-    return get_policy(name)
-
-
-def _stored(x):
-    from .dispatch import storage_of
-    return storage_of(x)
-
-
 # ---------------------------------------------------------------------------------------------
 # A trace, run
 
@@ -402,7 +391,7 @@ class _Trace:
         return True
 
     def empty(self, args) -> bool:
-        shapes = [np.shape(_stored(args[s.arg])) for s in self.sources if s.arg is not None]
+        shapes = [np.shape(storage_of(args[s.arg])) for s in self.sources if s.arg is not None]
         shapes += [s.array.shape for s in self.sources if s.array is not None]
         try:
             return 0 in np.broadcast_shapes(*shapes) if shapes else False
@@ -410,7 +399,6 @@ class _Trace:
             return False  # the launch reports the broadcast error
 
     def run(self, args, out):
-        from .dispatch import fold_operand, report_check, run_into_out, shape_error, storage_of, wrap_result
         backend = get_backend("cpu" if self.host else "cuda")
         kargs = []
         for s in self.sources:

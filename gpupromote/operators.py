@@ -20,7 +20,7 @@ import numpy as np
 from . import interop
 from .api import CURRENT_POLICY
 from .array import Array
-from .dispatch import OP_FUNCTIONS, call
+from .opfunctions import OP_FUNCTIONS, call
 from .kinds import StoreRule
 from .policies import get_policy
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 import gpupromote as gp
-from gpupromote import api, caches, dispatch, ir
+from gpupromote import api, caches, folding, ir
 
 
 def _fill():
@@ -13,9 +13,9 @@ def _fill():
 
 def test_clear_all_empties_every_decision_cache():
     _fill()
-    assert api._plans and gp.add._fast_cache and dispatch._converters and ir._from_plan
+    assert api._plans and gp.add._fast_cache and folding._converters and ir._from_plan
     caches.clear_all()
-    assert not api._plans and not gp.add._fast_cache and not dispatch._converters and not ir._from_plan
+    assert not api._plans and not gp.add._fast_cache and not folding._converters and not ir._from_plan
     _fill()   # and everything still works, resolving anew
     assert gp.result_type(gp.spec("int8"), 1.5, op="add", policy="torch") == "float32"
 

@@ -21,6 +21,7 @@ import sys
 import numpy as np
 import pytest
 
+from gpupromote import cli
 from gpupromote import dtypes as D
 from gpupromote.api import plan_for, spec
 from gpupromote.backends import _cuda_source as S
@@ -279,10 +280,10 @@ def test_strided_kernel_has_no_vector_loads():
 # The CLI
 
 def test_cmd_kernels_prints_a_compilable_source(capsys):
-    assert S._cmd_kernels(["--op", "add", "--dtypes", "float16,float32", "--policy", "torch"]) == 0
+    assert cli.main(["kernels", "--op", "add", "--dtypes", "float16,float32", "--policy", "torch"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"gp_add_f2_f4_rf4_[0-9a-f]{12}_v8", out) and "gp_contig_loop<8>" in out
-    assert S._cmd_kernels(["--op", "mul", "--dtypes", "float16,float32", "--policy", "torch", "--scalar"]) == 0
+    assert cli.main(["kernels", "--op", "mul", "--dtypes", "float16,float32", "--policy", "torch", "--scalar"]) == 0
     out = capsys.readouterr().out
     assert "float s1" in out and "gp_st_f2" in out
     if _ok:

@@ -19,7 +19,7 @@ import pytest
 
 import gpupromote as gp
 from gpupromote import dtypes as D
-from gpupromote.dispatch import IntegerDivisionByZero
+from gpupromote.errors import IntegerDivisionByZero
 from gpupromote.policies import policy_names
 
 da = pytest.importorskip("dask.array", reason="needs the dask extra: pip install gpupromote[dask]")

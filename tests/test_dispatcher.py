@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from gpupromote import dispatch
+from gpupromote import opfunctions
 
 _fastpath = pytest.importorskip("gpupromote._fastpath", reason="the C extension was not built (no C compiler?)")
-pytestmark = pytest.mark.skipif(dispatch._fastpath is None,
+pytestmark = pytest.mark.skipif(opfunctions._fastpath is None,
                                 reason="GPUPROMOTE_PURE_PYTHON is set: the ops run in Python")
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import gpupromote as gp
 from gpupromote import dtypes as D
-from gpupromote.dispatch import IntegerDivisionByZero
+from gpupromote.errors import IntegerDivisionByZero
 from gpupromote.policies import policy_names
 
 

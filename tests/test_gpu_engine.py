@@ -276,7 +276,7 @@ def test_fast_runner_matches_run():
     from gpupromote.backends import cuda_cupy
     a, b = cp.asarray(values("float16", 999, 1)), cp.asarray(values("float32", 999, 2))
     plan = plan_for("add", [a, 2.5], policy="torch")
-    from gpupromote.dispatch import fold_scalar
+    from gpupromote.folding import fold_scalar
     runner = cuda_cupy.fast_runner(plan, [None, lambda v: fold_scalar(v, plan.inputs[1], plan.compute)])
     r = runner(a, 2.5)
     assert cp.array_equal(r, gp.add(a, 2.5, policy="torch"), equal_nan=True)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from gpupromote import dispatch
+from gpupromote import opfunctions
 
 A = np.array([1.0, 2.0, 3.0], np.float32)
 
@@ -161,7 +161,7 @@ def test_arrays_with_fresh_equal_dtypes_share_one_runner(how):
 
 
 def test_the_fast_path_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(dispatch, "_FAST_CACHE_LIMIT", 4)
+    monkeypatch.setattr(opfunctions, "_FAST_CACHE_LIMIT", 4)
     cache = gp.multiply._fast_cache
     for dtype in ["int8", "int16", "int32", "int64", "uint8", "uint16", "float32", "float64"]:
         x = np.ones(3, dtype)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from gpupromote import dispatch
+from gpupromote import opfunctions
 from gpupromote.backends import cpu_numba
 
 _THREADS = [2, 3, 7]   # more threads than cores is allowed (and must still be exact)
@@ -104,12 +104,12 @@ def test_results_do_not_depend_on_the_number_of_threads(case, path, small_chunks
     fn = getattr(gp, op)
     if path == "python":
         fn = getattr(fn, "__wrapped__", fn)
-    elif dispatch._fastpath is None:
+    elif opfunctions._fastpath is None:
         pytest.skip("the compiled dispatcher is not built or GPUPROMOTE_PURE_PYTHON is set")
     with cpu_numba.num_threads(1):
         want = _bits(fn(*make(), **kwargs))
     python_splits = _spy(monkeypatch)
-    compiled_splits = _split_count() if dispatch._fastpath is not None else 0
+    compiled_splits = _split_count() if opfunctions._fastpath is not None else 0
     for n in _THREADS:
         with cpu_numba.num_threads(n):
             got = _bits(fn(*make(), **kwargs))
@@ -121,7 +121,7 @@ def test_results_do_not_depend_on_the_number_of_threads(case, path, small_chunks
 @pytest.mark.parametrize("path", ["compiled", "python"])
 @pytest.mark.parametrize("how", ["first operand", "second operand", "strided first operand", "2-d transposed"])
 def test_out_aliasing_an_input_is_exact_over_threads(path, how, small_chunks):
-    if path == "compiled" and dispatch._fastpath is None:
+    if path == "compiled" and opfunctions._fastpath is None:
         pytest.skip("the compiled dispatcher is not built or GPUPROMOTE_PURE_PYTHON is set")
     base = _values("float32", 2 * N, 8)
     other = _values("float16", 2 * N, 9)
@@ -170,7 +170,7 @@ def test_a_fused_chain_with_checks_is_exact_over_threads_and_reports_its_checks(
 
 @pytest.mark.parametrize("path", ["compiled", "python"])
 def test_at_the_real_threshold_large_calls_are_split_and_exact(path, monkeypatch):
-    if path == "compiled" and dispatch._fastpath is None:
+    if path == "compiled" and opfunctions._fastpath is None:
         pytest.skip("the compiled dispatcher is not built or GPUPROMOTE_PURE_PYTHON is set")
     n = 4 * cpu_numba._MIN_CHUNK + 13
     a, b = _values("float16", n, 14), _values("float32", n, 15)
@@ -178,12 +178,12 @@ def test_at_the_real_threshold_large_calls_are_split_and_exact(path, monkeypatch
     with cpu_numba.num_threads(1):
         want = _bits(fn(a, b))
     python_splits = _spy(monkeypatch)
-    before = _split_count() if dispatch._fastpath is not None else 0
+    before = _split_count() if opfunctions._fastpath is not None else 0
     with cpu_numba.num_threads(2):
         assert _bits(fn(a, b)) == want
         small = fn(a[:100], b[:100])   # below the threshold: one thread
     assert _bits(small) == _bits(want_small := fn(a[:100], b[:100])) and want_small.shape == (100,)
-    after = _split_count() if dispatch._fastpath is not None else 0
+    after = _split_count() if opfunctions._fastpath is not None else 0
     assert (after - before) + len(python_splits) == 1
 
 

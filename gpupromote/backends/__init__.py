@@ -11,7 +11,7 @@ backends/cpu_numba.py) and ``cuda`` (CuPy, backends/cuda_cupy.py):
 ``run(plan, args, out) -> None``
     Evaluate ``plan`` elementwise into ``out``. ``args[i]`` is a storage array when
     ``plan.folded[i]`` is false (any strides, shape broadcastable to ``out.shape``), else the
-    folded scalar already converted by ``dispatch.fold_scalar`` (a numpy scalar of
+    folded scalar already converted by ``folding.fold_scalar`` (a numpy scalar of
     ``plan.compute``; ``np.bool_`` for ``where``'s condition). ``out`` has the broadcast shape and
     ``plan.result``'s storage dtype, and never overlaps an input except element for element
     (identical views: safe for an elementwise loop). Empty outputs are never passed.

@@ -31,7 +31,6 @@ import re
 
 from .. import dtypes as D
 from .. import ir
-from ..ops import OPS, op_named
 
 __all__ = ["storage_ctype", "compute_ctype", "vector_width", "vector_alignment", "kernel_name", "kernel_code",
            "kernel_source", "translation_unit", "needs_complex", "scalar_parameters", "cast_plan",
@@ -360,61 +359,3 @@ def translation_unit(items) -> str:
 def kernel_source(k, variant) -> str:
     """The complete source of one kernel."""
     return translation_unit([(k, variant)])
-
-
-# ---------------------------------------------------------------------------------------------
-# python -m gpupromote kernels --op OP --dtypes A,B [--policy P] [--scalar] [--variant V]
-
-def _cli_operands(op, dtypes_, scalar, ndim):
-    from ..api import spec
-    names = [s.strip() for s in dtypes_.split(",") if s.strip()]
-    operands = [spec(n, ndim=ndim) for n in names]
-    if scalar:  # the last operand becomes a Python scalar of its kind: a folded, by-value parameter
-        last = D.dtype(names[-1])
-        operands[-1] = {"b": True, "u": 1, "i": 1, "f": 1.0, "c": 1j}[last.kind]
-    if op_named(op).name == "where" and len(operands) == 2:
-        operands.insert(0, spec("bool", ndim=ndim))
-    return operands
-
-
-def _parse_variant(text, kernel):
-    if text in (None, "contig", "vec"):
-        return ("contig", vector_width(kernel))
-    if text == "scalar":
-        return ("contig", 1)
-    m = re.fullmatch(r"strided(\d+)?(?:_(32|64))?", text)
-    if m:
-        return ("strided", int(m.group(1) or 2), int(m.group(2) or 64))
-    raise SystemExit(f"--variant must be contig, scalar or strided[NDIM][_32|_64], not {text!r}")
-
-
-def _cmd_kernels(args) -> int:
-    """Print the CUDA source gpupromote generates for an op on operands of given dtypes.
-
-    ``args``: an argparse.Namespace with op, dtypes, policy, scalar, variant (see add_arguments)
-    or a list of command-line strings."""
-    if not hasattr(args, "op"):
-        import argparse
-        parser = argparse.ArgumentParser(prog="python -m gpupromote kernels", description=_cmd_kernels.__doc__)
-        add_arguments(parser)
-        args = parser.parse_args(list(args))
-    from ..api import get_policy_name, plan_for
-    operands = _cli_operands(args.op, args.dtypes, getattr(args, "scalar", False), 1)
-    plan = plan_for(args.op, operands, policy=getattr(args, "policy", None) or get_policy_name())
-    kernel = as_kernel(plan)
-    variant = _parse_variant(getattr(args, "variant", None), kernel)
-    print(f"// plan: {plan}")
-    print(f"// kernel {kernel_name(kernel, variant)}, launched with the parameters described in "
-          f"gpupromote/backends/_cuda_source.py")
-    print(kernel_source(kernel, variant))
-    return 0
-
-
-def add_arguments(parser) -> None:
-    """The ``kernels`` subcommand's arguments, for an argparse (sub)parser."""
-    parser.add_argument("--op", required=True, help=f"op name or alias ({', '.join(OPS)})")
-    parser.add_argument("--dtypes", required=True, help="comma-separated operand dtypes, e.g. float16,float32")
-    parser.add_argument("--policy", default=None, help="promotion policy (default: the current one, numpy)")
-    parser.add_argument("--scalar", action="store_true", help="make the last operand a Python scalar of its kind (folded)")
-    parser.add_argument("--variant", default=None,
-                        help="contig (default: vectorized), scalar (contiguous, no vector loads), strided[NDIM][_32|_64]")

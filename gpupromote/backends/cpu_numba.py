@@ -18,7 +18,7 @@ float16, bfloat16 and float8 arrays as their uint16 / uint8 bit patterns, widene
 ``_numba_math`` helpers (F16C where the CPU has it) - cast as the IR says, each op's expression
 (ops.py, the same text the CUDA generator reads) evaluated, and the value written once in the
 output's dtype. Folded scalars are kernel parameters already in the type the IR gives them
-(``dispatch.fold_scalar`` converted them). The generator never sees a plan or a policy.
+(``folding.fold_scalar`` converted them). The generator never sees a plan or a policy.
 
 Caches: in memory per ir.Kernel; on disk by Numba, which needs a real source file, so each
 module is filed once as ``<cache>/numba-<tag>/_gpk_<hash of source>.py`` and Numba's compiled code
