@@ -343,8 +343,8 @@ bind(PyObject *module, PyObject *args)
  * The compiled op dispatcher: the cache-hit path of gp.add(a, b, policy=..., out=...) and of
  * every other op, in C.
  *
- * gpupromote/dispatch.py owns every decision here too.  On a miss, an Op calls its Python maker
- * (dispatch._native_entry), which resolves the plan, decides whether calls of this key can run
+ * gpupromote/opfunctions.py owns every decision here too.  On a miss, an Op calls its Python maker
+ * (opfunctions._make_entry), which resolves the plan, decides whether calls of this key can run
  * here at all, compiles the kernel's native entry point (a Numba cfunc, see
  * backends/cpu_numba._native_lines) and hands back an Entry (or None: this key always takes the
  * Python path).  The key is (policy, per operand its numpy dtype or Python type, out's dtype or
@@ -368,7 +368,7 @@ typedef void (*gp_kernel)(char **data, int64_t n);
 #define GP_MAX_IN 3
 #define GP_MAX_OPS (GP_MAX_IN + 1)
 
-/* The parameter types a folded scalar can be passed as (dispatch._FOLD_CODES), in its carrier:
+/* The parameter types a folded scalar can be passed as (opfunctions._FOLD_CODES), in its carrier:
  * float16 and bfloat16 values are passed as the float32 that holds them exactly. */
 enum { F_B1, F_I1, F_I2, F_I4, F_I8, F_U1, F_U2, F_U4, F_U8, F_F4, F_F8, F_C8, F_C16, F_F2, F_BF, F_COUNT };
 
@@ -559,7 +559,7 @@ run_kernel(gp_kernel fn, char **data, const int64_t *itemsize, int nops, int64_t
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Folding a Python scalar into a kernel parameter (dispatch._converter in C). */
+ * Folding a Python scalar into a kernel parameter (folding.converter in C). */
 
 typedef struct {
     char kind;   /* 'b' 'i' 'u' 'f' 'c' */
@@ -782,7 +782,7 @@ fold_from_python(PyObject *conv, PyObject *x, int to, Slot *slot)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Entries: what one key's calls need, made by dispatch._native_entry. */
+ * Entries: what one key's calls need, made by opfunctions._make_entry. */
 
 typedef struct {
     PyObject_HEAD
@@ -911,7 +911,7 @@ static PyTypeObject EntryType = {
     .tp_dealloc = (destructor)entry_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok)\n--\n\n"
-              "How the compiled dispatcher runs the calls of one key (dispatch._native_entry makes it).",
+              "How the compiled dispatcher runs the calls of one key (opfunctions._make_entry makes it).",
     .tp_new = entry_new,
 };
 
@@ -1217,7 +1217,7 @@ op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyO
     if (entry == NULL) {
         return NULL;
     }
-    if (entry == Py_False) {   /* the Python path this time, nothing remembered (dispatch._MISS) */
+    if (entry == Py_False) {   /* the Python path this time, nothing remembered (opfunctions._MISS) */
         Py_DECREF(entry);
         return Py_NewRef(Py_None);
     }
@@ -1470,7 +1470,7 @@ static PyMethodDef methods[] = {
      "bind(plans, current_policy, ndarray, generic, keyed_types, operand_key, python_result_type)\n"
      "Hand the plan cache and the Python fallbacks to result_type (api.py does this once)."},
     {"forget", forget, METH_NOARGS,
-     "Drop the pointer memos of result_type and of the ops (api.forget_plans does this when it empties the plan cache)."},
+     "Drop the pointer memos of result_type and of the ops (caches.clear_all does this, with every other cache)."},
     {"bind_ops", bind_ops, METH_VARARGS,
      "bind_ops(current_policy, ndarray)\nHand the policy context variable and numpy.ndarray to the ops (dispatch.py)."},
     {"op_stats", op_stats, METH_NOARGS,
