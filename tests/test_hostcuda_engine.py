@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from gpupromote.backends import cuda_cupy
+from gpupromote.backends import _cuda_modules
 from tests import hostcuda
 from tests.engine_cases import known_divergence, values
 from tests.hostcuda_support import HOSTCUDA_MARKS, assert_bit_identical
@@ -32,7 +32,7 @@ def _quiet(fn, *args, **kwargs):
 
 def _load(source, device=0):
     """A handwritten kernel, through the seam the engine loads its kernels with."""
-    module, _ = cuda_cupy.load_module(source, False, device)
+    module, _ = _cuda_modules.load_module(source, False, device)
     name = source.split("void ", 1)[1].split("(", 1)[0]
     return module.get_function(name)
 
