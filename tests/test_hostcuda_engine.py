@@ -124,6 +124,18 @@ def test_kernels_run_on_the_device_they_were_loaded_on(host):
         kernel((1,), (4,), (np.int64(16), x1, y0))
 
 
+def test_the_engine_runs_on_the_tier(host):
+    """installed() sets its seams on the modules that read them: the engine's CuPy is the fake one,
+    and an op's kernel is loaded through the tier's load_module (built with g++) and launched there."""
+    from gpupromote.backends import _cuda_device
+    assert _cuda_device.cupy_module() is host
+    assert _cuda_modules.load_module.__module__ == hostcuda.__name__
+    mark = len(host.launches)
+    r = gp.add(host.asarray(values("float16", 33, 1)), host.asarray(values("float32", 33, 2)), policy="torch")
+    assert host.launched_since(mark)
+    assert_bit_identical(r, gp.add(values("float16", 33, 1), values("float32", 33, 2), policy="torch"), host, "add")
+
+
 def test_builds_are_cached_on_disk_by_content(tmp_path):
     source = COPY_VEC4.replace("gp_test_copy_vec4", "gp_test_cache_probe")
     first = hostcuda.Builder(cache_dir=str(tmp_path))
