@@ -57,7 +57,7 @@ if GPU:
     import gpupromote as gp
     from gpupromote.api import plan_for
     from gpupromote.backends import _cuda_source as S
-    from gpupromote.backends import cuda_cupy
+    from gpupromote.backends import _cuda_launch, _cuda_modules, cuda_cupy
 
 try:
     import torch
@@ -154,7 +154,7 @@ def _metadata():
             "python": platform.python_version(), "host": platform.node(),
             "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "command": os.environ.get("GP_BENCH_COMMAND") or " ".join([os.path.basename(sys.executable)] + sys.argv),
-            "block": cuda_cupy._BLOCK, "waves": cuda_cupy._WAVES}
+            "block": _cuda_launch._BLOCK, "waves": _cuda_launch._WAVES}
 
 
 def _check(name, value, limit, ok, unit=""):
@@ -267,7 +267,7 @@ def test_launch_configurations(case):
     try:
         for block, waves in [(128, 1), (256, 1), (512, 1), (1024, 1), (256, 2), (256, 4), (256, 16)]:
             cuda_cupy.set_launch_config(block, waves)
-            L = cuda_cupy._launcher(plan)
+            L = _cuda_launch._launcher(plan)
             ms = _median_gpu_ms(lambda launch=L: launch([a, b], out))
             grid = min(-(-n // L.width // block), L.max_blocks)
             RESULTS["launch_sweep"].append({"case": name, "n": n, "block": block, "waves": waves, "grid": grid,
@@ -321,14 +321,14 @@ def test_compile_times():
         for name, plan in plans:
             src = S.kernel_source(plan, ("contig", S.vector_width(plan)))
             t = time.perf_counter()
-            mod, how = cuda_cupy.load_module(src, S.needs_complex(plan), dev)
+            mod, how = _cuda_modules.load_module(src, S.needs_complex(plan), dev)
             _ = mod.get_function(S.kernel_name(plan, ("contig", S.vector_width(plan)))).attributes  # loaded
             cold = (time.perf_counter() - t) * 1e3
             assert how == "compiled"
             warm = []
             for _ in range(5):
                 t = time.perf_counter()
-                mod, how = cuda_cupy.load_module(src, S.needs_complex(plan), dev)
+                mod, how = _cuda_modules.load_module(src, S.needs_complex(plan), dev)
                 _ = mod.get_function(S.kernel_name(plan, ("contig", S.vector_width(plan)))).attributes
                 warm.append((time.perf_counter() - t) * 1e3)
                 assert how == "disk"

@@ -265,8 +265,10 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc", reason="CuPy's NVRT
 
 @pytest.fixture
 def fake_cupy(monkeypatch, tmp_path):
-    """cuda_cupy with a stand-in CuPy whose loader refuses what the driver would refuse."""
-    from gpupromote.backends import cuda_cupy as c
+    """The CUDA engine's kernel cache (_cuda_modules) with a stand-in CuPy whose loader refuses
+    what the driver would refuse."""
+    from gpupromote.backends import _cuda_device
+    from gpupromote.backends import _cuda_modules as c
 
     class CUDADriverError(Exception):
         def __init__(self, status):
@@ -298,7 +300,7 @@ def fake_cupy(monkeypatch, tmp_path):
     fake = types.SimpleNamespace(
         __version__="test", RawModule=lambda path: RawModule(path),
         cuda=types.SimpleNamespace(Device=Device, driver=types.SimpleNamespace(CUDADriverError=CUDADriverError)))
-    monkeypatch.setattr(c, "_cp", fake)
+    monkeypatch.setattr(_cuda_device, "_cp", fake)
     monkeypatch.setitem(c._targets, 0, ("sm_90", True))
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
     return c, loads

@@ -12,7 +12,7 @@ from gpupromote.api import plan_for, spec
 from gpupromote.errors import CacheWarning
 from gpupromote.backends import _cuda_source as S
 from gpupromote.backends import _nvrtc as N
-from gpupromote.backends import cuda_cupy
+from gpupromote.backends import _cuda_device, _cuda_modules
 from tests.hostcuda import fake_cupy
 
 pytestmark = [pytest.mark.nvrtc, pytest.mark.skipif(not N.nvrtc_available()[0], reason="NVRTC unavailable")]
@@ -20,12 +20,13 @@ pytestmark = [pytest.mark.nvrtc, pytest.mark.skipif(not N.nvrtc_available()[0], 
 
 @pytest.fixture
 def engine(tmp_path, monkeypatch):
-    """cuda_cupy with its own load_module, a fake CuPy, an sm_90 device and an empty cache."""
-    monkeypatch.setattr(cuda_cupy, "_cp", fake_cupy)
-    monkeypatch.setattr(cuda_cupy, "_targets", {0: ("sm_90", True), 1: ("compute_90", False)})
+    """The CUDA engine's kernel cache (_cuda_modules) with its own load_module, a fake CuPy, an
+    sm_90 device and an empty cache."""
+    monkeypatch.setattr(_cuda_device, "_cp", fake_cupy)
+    monkeypatch.setattr(_cuda_modules, "_targets", {0: ("sm_90", True), 1: ("compute_90", False)})
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
     fake_cupy.reset()
-    return cuda_cupy
+    return _cuda_modules
 
 
 def _source():

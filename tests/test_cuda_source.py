@@ -331,7 +331,7 @@ def _offsets(shape, extents, strides):
     lambda: (np.ones((2, 3, 4), np.float32), np.ones((2, 3, 4), np.float32)),        # fully contiguous
 ])
 def test_coalesced_layout_addresses_every_element(make):
-    from gpupromote.backends.cuda_cupy import _broadcast_strides, _coalesce
+    from gpupromote.backends._cuda_launch import _broadcast_strides, _coalesce
     a, b = make()
     shape = np.broadcast_shapes(a.shape, b.shape)
     out = np.empty(shape, np.float64)
@@ -350,10 +350,10 @@ def test_coalesced_layout_addresses_every_element(make):
 @needs_nvrtc
 @pytest.mark.parametrize("binding", ["cuda-bindings", "cupy"])
 def test_runtime_compile_path_produces_sass_through_either_binding(binding, monkeypatch):
-    """cuda_cupy compiles through _nvrtc.compile_cuda, the function the tests here use, with either
+    """The CUDA engine compiles through _nvrtc.compile_cuda, the function the tests here use, with either
     NVRTC binding (a GPU box may have CuPy's and not cuda-bindings); that path needs no GPU."""
     pytest.importorskip("cuda.bindings.nvrtc" if binding == "cuda-bindings" else "cupy_backends.cuda.libs.nvrtc")
-    from gpupromote.backends import cuda_cupy as c
+    from gpupromote.backends import _cuda_modules as c
     monkeypatch.setenv("GP_NVRTC_BINDING", binding)
     N._binding.cache_clear()
     try:
@@ -401,10 +401,11 @@ def test_precompile_builds_translation_units_in_parallel_into_the_disk_cache(tmp
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     import os
     import types
-    from gpupromote.backends import cuda_cupy as c
+    from gpupromote.backends import _cuda_device
+    from gpupromote.backends import _cuda_modules as c
     fake = types.SimpleNamespace(__version__="test", cuda=types.SimpleNamespace(
         runtime=types.SimpleNamespace(getDevice=lambda: 0)))
-    monkeypatch.setattr(c, "_cp", fake)
+    monkeypatch.setattr(_cuda_device, "_cp", fake)
     monkeypatch.setattr(c, "_kernels", {})
     monkeypatch.setitem(c._targets, 0, ("sm_90", True))
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))

@@ -145,14 +145,14 @@ def test_layouts_equal_cpu(name):
 
 
 def test_misaligned_views_take_the_scalar_contiguous_kernel():
-    from gpupromote.backends import cuda_cupy
+    from gpupromote.backends import _cuda_launch
     a_h, b_h = values("float16", 4099, 1), values("float32", 4099, 2)
     a_big, b_big = cp.asarray(np.concatenate([a_h[:1], a_h])), cp.asarray(np.concatenate([b_h[:3], b_h]))
     a, b = a_big[1:], b_big[3:]  # 2 and 12 bytes past a 16-byte boundary
     assert a.data.ptr % 16 and b.data.ptr % 16
     _cpu_gpu("multiply", (a_h, b_h), "torch", (a, b))
     plan = plan_for("multiply", [a, b], policy="torch")
-    launcher = cuda_cupy._launcher(plan)
+    launcher = _cuda_launch._launcher(plan)
     assert launcher.flat is not None  # the N = 1 contiguous kernel ran
     _cpu_gpu("multiply", (a_h, b_h), "torch", (cp.asarray(a_h), cp.asarray(b_h)))
     assert launcher.vec is not None   # and aligned arrays take the vectorized one
@@ -251,25 +251,25 @@ def test_complex32_on_the_gpu():
 # Caches
 
 def test_memory_and_disk_cache(tmp_path, monkeypatch):
+    from gpupromote.backends import _cuda_modules
     from gpupromote.backends import _cuda_source as S
-    from gpupromote.backends import cuda_cupy
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
     plan = plan_for("subtract", [cp.ones(2, cp.int16), cp.ones(2, cp.float16)], policy="torch")
     src = S.kernel_source(plan, ("contig", S.vector_width(plan)))
     dev = cp.cuda.runtime.getDevice()
     t = time.perf_counter()
-    _, how = cuda_cupy.load_module(src, False, dev)
+    _, how = _cuda_modules.load_module(src, False, dev)
     cold = time.perf_counter() - t
     assert how == "compiled" and os.listdir(os.path.join(str(tmp_path), "gpupromote"))
     t = time.perf_counter()
-    _, how = cuda_cupy.load_module(src, False, dev)
+    _, how = _cuda_modules.load_module(src, False, dev)
     warm = time.perf_counter() - t
     assert how == "disk" and warm < cold
     a, b = cp.arange(100, dtype=cp.int16), cp.ones(100, cp.float16)
     r1 = gp.subtract(a, b, policy="torch")
-    n_kernels = len(cuda_cupy._kernels)
+    n_kernels = len(_cuda_modules._kernels)
     r2 = gp.subtract(a, b, policy="torch")
-    assert len(cuda_cupy._kernels) == n_kernels and cp.array_equal(r1, r2)
+    assert len(_cuda_modules._kernels) == n_kernels and cp.array_equal(r1, r2)
 
 
 def test_fast_runner_matches_run():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from gpupromote.backends import cuda_cupy
+from gpupromote.backends import _cuda_modules
 from tests import hostcuda
 from tests.engine_cases import known_divergence, values
 from tests.hostcuda_support import HOSTCUDA_MARKS, assert_bit_identical
@@ -32,7 +32,7 @@ def _quiet(fn, *args, **kwargs):
 
 def _load(source, device=0):
     """A handwritten kernel, through the seam the engine loads its kernels with."""
-    module, _ = cuda_cupy.load_module(source, False, device)
+    module, _ = _cuda_modules.load_module(source, False, device)
     name = source.split("void ", 1)[1].split("(", 1)[0]
     return module.get_function(name)
 
@@ -122,6 +122,18 @@ def test_kernels_run_on_the_device_they_were_loaded_on(host):
             kernel((1,), (4,), (np.int64(16), x0, y0))
     with pytest.raises(host.CUDADriverError, match="CUDA_ERROR_ILLEGAL_ADDRESS.*device 1's memory"):
         kernel((1,), (4,), (np.int64(16), x1, y0))
+
+
+def test_the_engine_runs_on_the_tier(host):
+    """installed() sets its seams on the modules that read them: the engine's CuPy is the fake one,
+    and an op's kernel is loaded through the tier's load_module (built with g++) and launched there."""
+    from gpupromote.backends import _cuda_device
+    assert _cuda_device.cupy_module() is host
+    assert _cuda_modules.load_module.__module__ == hostcuda.__name__
+    mark = len(host.launches)
+    r = gp.add(host.asarray(values("float16", 33, 1)), host.asarray(values("float32", 33, 2)), policy="torch")
+    assert host.launched_since(mark)
+    assert_bit_identical(r, gp.add(values("float16", 33, 1), values("float32", 33, 2), policy="torch"), host, "add")
 
 
 def test_builds_are_cached_on_disk_by_content(tmp_path):

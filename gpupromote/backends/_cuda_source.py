@@ -16,7 +16,7 @@ the value once to the output's storage type. A folded operand (a Python scalar o
 array) is a by-value kernel parameter already in the type the IR gives it, the pattern of
 PyTorch's ``opmath_symmetric_gpu_kernel_with_scalars``. The generator never sees a plan's policy.
 
-Kernel parameters, in order (the launcher in cuda_cupy.py passes exactly these):
+Kernel parameters, in order (the launcher in _cuda_launch.py passes exactly these):
     long long n
     one parameter per folded operand i: ``s<i>`` of its C type; a complex one is passed as two
         parameters ``s<i>_re, s<i>_im`` of its part type; a condition is a ``bool``

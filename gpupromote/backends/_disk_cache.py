@@ -1,7 +1,7 @@
 """Where the kernel caches live on disk, and what happens when that place misbehaves.
 
 Shared by the CPU engine (Numba's cache, backends/_numba_cache.py) and the CUDA engine (cubins,
-backends/cuda_cupy.py):
+backends/_cuda_modules.py):
 
 * ``default_root()``: ``$GPUPROMOTE_CACHE_DIR``, else one folder per Python environment under
   ``$XDG_CACHE_HOME/gpupromote`` (``~/.cache/gpupromote``), named after a hash of ``sys.prefix``:

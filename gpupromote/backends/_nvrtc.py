@@ -1,5 +1,5 @@
 """Compile CUDA C++ with NVRTC; needs no GPU and no driver. The one compile path and the one
-disk-cache key of gpupromote: the CUDA engine (backends/cuda_cupy.py) and the tests use these.
+disk-cache key of gpupromote: the CUDA engine (backends/_cuda_modules.py) and the tests use these.
 
     ptx = compile_cuda(source)                      # PTX for sm_90 (H100)
     cubin = compile_cuda(source, cubin=True)        # SASS for sm_90

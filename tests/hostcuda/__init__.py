@@ -1,13 +1,17 @@
 """The host execution tier: gpupromote's generated CUDA, run on the CPU behind the real launcher.
 
 Tests only (not a user backend). ``installed()`` points the CUDA engine's two seams at host
-stand-ins and back:
+stand-ins and back, each on the one module that owns it and reads it (cuda_cupy only re-exports
+the engine's interface: a name set on it would be read by nothing):
 
-* ``cuda_cupy._cp``: the CuPy module, here tests/hostcuda/fake_cupy.py (device memory in host
-  buffers with guard zones, CuPy's flags and argument packing, several devices);
-* ``cuda_cupy.load_module(source, any_complex, device_id) -> (module, how)``: instead of NVRTC
+* ``_cuda_device._cp``: the CuPy module, here tests/hostcuda/fake_cupy.py (device memory in host
+  buffers with guard zones, CuPy's flags and argument packing, several devices); every part of
+  the engine reaches CuPy through ``_cuda_device.cupy_module()``. ``_cuda_device._bf16_native``
+  says whether that CuPy has bfloat16 arrays;
+* ``_cuda_modules.load_module(source, any_complex, device_id) -> (module, how)``: instead of NVRTC
   and cuModuleLoad, the very source string is compiled with g++ (tests/hostcuda/builder.py) and
-  its kernels are launched over the grid the launcher computes.
+  its kernels are launched over the grid the launcher computes. ``_cuda_modules.loaded_kernel``
+  and ``precompile`` look it up there on every load.
 
 Everything between them runs as it does on a GPU: dispatch, gp.Array, the launcher's choice of
 kernel (vectorized, N = 1, strided 32/64-bit), coalescing, scalar folding, out= handling.
@@ -56,7 +60,7 @@ def installed(devices: int = 2, sms: int | None = None, bf16_native: bool = True
 
     ``bf16_native``: whether the modelled CuPy has bfloat16 arrays (CuPy 14 with ml_dtypes does;
     without, gpupromote stores bfloat16 as uint16 bit patterns)."""
-    from gpupromote.backends import cuda_cupy
+    from gpupromote.backends import _cuda_device, _cuda_modules, cuda_cupy
 
     build = builder(sanitize)
 
@@ -64,14 +68,14 @@ def installed(devices: int = 2, sms: int | None = None, bf16_native: bool = True
         module = fake_cupy.Module(build, source, device_id)
         return module, ("disk" if build.is_built(module.key) else "compiled")
 
-    saved = (cuda_cupy._cp, cuda_cupy.load_module, cuda_cupy._bf16_native)
+    saved = (_cuda_device._cp, _cuda_device._bf16_native, _cuda_modules.load_module)
     fake_cupy.reset(devices, sms)
-    cuda_cupy._cp, cuda_cupy.load_module, cuda_cupy._bf16_native = fake_cupy, load_module, bf16_native
+    _cuda_device._cp, _cuda_device._bf16_native, _cuda_modules.load_module = fake_cupy, bf16_native, load_module
     _forget_kernels(cuda_cupy)
     try:
         yield fake_cupy
     finally:
-        cuda_cupy._cp, cuda_cupy.load_module, cuda_cupy._bf16_native = saved
+        _cuda_device._cp, _cuda_device._bf16_native, _cuda_modules.load_module = saved
         _forget_kernels(cuda_cupy)
         fake_cupy.reset()
 

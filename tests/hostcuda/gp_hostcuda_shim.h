@@ -1,7 +1,7 @@
 // gp_hostcuda_shim.h -- what NVRTC and the GPU provide to a generated gpupromote kernel, for g++.
 //
 // tests/hostcuda/builder.py force-includes this header (-include) ahead of the exact source that
-// cuda_cupy.load_module would hand to NVRTC, then appends one launch function per kernel. With it:
+// _cuda_modules.load_module would hand to NVRTC, then appends one launch function per kernel. With it:
 //
 //   * the execution-space keywords (__global__, __device__, __forceinline__, __align__) and the
 //     vector types (uint2, uint4, uint3, dim3) come from the CUDA toolkit's own host headers;
