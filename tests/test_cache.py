@@ -358,3 +358,13 @@ def test_intact_tells_whole_files_from_cut_ones(fake_cupy, ext, cut):
     data = data.encode() if isinstance(data, str) else bytes(data)
     assert c._intact(data, ext) is None
     assert c._intact(data[:cut] if cut else b"", ext) is not None
+
+
+def test_the_tag_covers_every_module_of_the_cpu_engine():
+    # cpu_numba and the modules split from it, and every Numba helper module: an edit to any of
+    # them must give another tag folder, as it did when they were two files
+    backends = Path(_numba_cache.__file__).parent
+    engine = {f"gpupromote.backends.{p.stem}" for p in backends.glob("*.py")
+              if p.stem == "cpu_numba" or p.stem.startswith(("_numba_", "_cpu_"))}
+    assert engine <= set(_numba_cache.KERNEL_MODULES), engine - set(_numba_cache.KERNEL_MODULES)
+    assert set(_numba_cache.HELPER_MODULES) <= engine
