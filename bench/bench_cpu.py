@@ -34,7 +34,7 @@ import pytest
 
 import gpupromote as gp
 from gpupromote.api import plan_for
-from gpupromote.backends import cpu_numba
+from gpupromote.backends import _cpu_pool, _numba_cache, _numba_kernels, cpu_numba
 
 # every core this process may run on (GPUPROMOTE_NUM_THREADS's default counts Numba's, which
 # bench/run.py pins to 1 for the other suites)
@@ -73,7 +73,7 @@ def one_thread():
 
 @pytest.fixture
 def pool_off(monkeypatch):
-    monkeypatch.setattr(cpu_numba, "_POOL_CAP", 0)   # what GPUPROMOTE_CPU_POOL_MB=0 sets
+    monkeypatch.setattr(_cpu_pool, "_POOL_CAP", 0)   # what GPUPROMOTE_CPU_POOL_MB=0 sets
 
 
 def _calls(case):
@@ -213,8 +213,8 @@ def _compile_fresh():
     # A kernel no process has seen: the plan's source with a unique comment is a new module file,
     # and its native entry point (what a first gp.multiply call compiles) is compiled (and
     # written to the disk cache).
-    module = cpu_numba._load_module(cpu_numba.source(_PLAN) + f"# bench {uuid.uuid4().hex}\n")
-    native = cpu_numba.cached_cfunc(cpu_numba._NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(module.native)
+    module = _numba_kernels._load_module(cpu_numba.source(_PLAN) + f"# bench {uuid.uuid4().hex}\n")
+    native = _numba_cache.cached_cfunc(_numba_kernels._NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(module.native)
     assert native.address and native.cache_hits == 0
     _FRESH.append(native)
 
@@ -240,7 +240,7 @@ def test_gpupromote_cold_compile_per_kernel(benchmark):
 
 def _evict():
     key = cpu_numba.kernel_key(_PLAN)
-    kernel = cpu_numba._kernels.pop(key, None)
+    kernel = _numba_kernels._kernels.pop(key, None)
     if kernel is not None:
         sys.modules.pop(kernel.module.__name__, None)
 

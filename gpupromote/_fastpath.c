@@ -346,7 +346,7 @@ bind(PyObject *module, PyObject *args)
  * gpupromote/opfunctions.py owns every decision here too.  On a miss, an Op calls its Python maker
  * (opfunctions._make_entry), which resolves the plan, decides whether calls of this key can run
  * here at all, compiles the kernel's native entry point (a Numba cfunc, see
- * backends/cpu_numba._native_lines) and hands back an Entry (or None: this key always takes the
+ * backends/_numba_source._native_lines) and hands back an Entry (or None: this key always takes the
  * Python path).  The key is (policy, per operand its numpy dtype or Python type, out's dtype or
  * None); entries are memoized by the identity of those objects.  On a hit the call is:
  *   1. the operands' keys and the entry;
@@ -385,7 +385,7 @@ typedef union {
  * call alone (correct, just not parallel). */
 
 #define GP_MAX_THREADS 256
-static int n_threads = 1;              /* set by cpu_numba (GPUPROMOTE_NUM_THREADS) */
+static int n_threads = 1;              /* set by _cpu_threads (GPUPROMOTE_NUM_THREADS) */
 static unsigned long long calls_split; /* kernel calls split over threads (op_stats()) */
 static int64_t min_chunk = 1 << 16;    /* elements per thread at least */
 #define GP_RELEASE_GIL_MIN 16384       /* elements: below, releasing the GIL costs more than it gives */
@@ -789,7 +789,7 @@ typedef struct {
     gp_kernel fn;
     PyObject *keep;            /* the CFunc owning the machine code */
     PyArray_Descr *result;
-    PyObject *alloc;           /* cpu_numba.alloc: outputs of pool_min bytes or more */
+    PyObject *alloc;           /* _cpu_pool.alloc: outputs of pool_min bytes or more */
     Py_ssize_t pool_min;
     int nin;
     int folded[GP_MAX_IN], src[GP_MAX_IN], to[GP_MAX_IN];
@@ -1060,7 +1060,7 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     else {
         Py_ssize_t nbytes = (Py_ssize_t)n * PyDataType_ELSIZE(e->result);
         if (nbytes >= e->pool_min && e->alloc != Py_None) {
-            /* Note: large outputs come from the Python pool (cpu_numba.alloc): one call against
+            /* Note: large outputs come from the Python pool (_cpu_pool.alloc): one call against
              * a kernel of a millisecond or more */
             PyObject *shape = PyTuple_New(ndim);
             if (shape == NULL) {
@@ -1478,7 +1478,7 @@ static PyMethodDef methods[] = {
      "to Python, and kernel calls it split over threads."},
     {"set_threads", set_threads, METH_VARARGS,
      "set_threads(threads, min_chunk=65536) -> (threads, min_chunk)\n"
-     "How many threads a kernel call may use, and the fewest elements each thread gets (cpu_numba sets it)."},
+     "How many threads a kernel call may use, and the fewest elements each thread gets (backends/_cpu_threads sets it)."},
     {NULL, NULL, 0, NULL},
 };
 

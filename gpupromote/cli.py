@@ -216,7 +216,7 @@ def build_parser():
 
 def _register_warmup(p):
     p.add_argument("--policy", default="numpy")
-    p.set_defaults(func=_lazy("gpupromote.backends.cpu_numba", "_cmd_warmup"))
+    p.set_defaults(func=_lazy("gpupromote.backends._cpu_warmup", "_cmd_warmup"))
 
 
 def _register_kernels(p):

@@ -479,7 +479,7 @@ template <class C, class T> GP_HD C cdiv_(const C& a, const C& b) {  // Smith's 
 }
 
 // (a + bi)(c + di) with C99 Annex G's recovery of infinities (libgcc's __muldc3, what glibc's
-// cpow multiplies b * log(a) with); the CPU engine's twin is _numba_math._cmul_annex_g.
+// cpow multiplies b * log(a) with); the CPU engine's twin is _numba_complex._cmul_annex_g.
 GP_HD bool isinf_d_(double x) { return x - x != x - x && x == x; }
 GP_HD double box_(double x) { return copysign_(isinf_d_(x) ? 1.0 : 0.0, x); }
 GP_HD double unnan_(double x) { return isnan_(x) ? copysign_(0.0, x) : x; }

@@ -41,7 +41,7 @@ _CHILD = textwrap.dedent("""
         a, b = np.array([3.0, 5.0]), np.array([4.0, 12.0])
         result = gp.hypot(a, b).tolist()
         stats = cpu_numba.kernel_for(plan_for("hypot", [a, b])).compile_stats()
-        h = np.array([1.5, -2.0], np.float16)   # float16 kernels call the cached _numba_math helpers
+        h = np.array([1.5, -2.0], np.float16)   # float16 kernels call the cached _numba_narrow helpers
         assert gp.multiply(h, h).tolist() == [2.25, 4.0]
     print(json.dumps({{"result": result, "hits": stats["loaded"],
                        "misses": stats["compiled"], "kernel_dir": str(cpu_numba.KERNEL_DIR),
@@ -113,7 +113,7 @@ def test_a_changed_helper_is_compiled_again_despite_a_warm_cache(tmp_path):
     assert first["result"] == warm["result"] == [5.0, 13.0]
     assert (first["hits"], warm["hits"]) == (0, 1)
 
-    helpers = package / "gpupromote" / "backends" / "_numba_math.py"
+    helpers = package / "gpupromote" / "backends" / "_numba_binary.py"
     original = helpers.read_text()
     edited = original.replace("return lambda a, b: math.hypot(a, b)", "return lambda a, b: math.hypot(a, b) + 100")
     assert edited != original
@@ -187,8 +187,8 @@ def test_a_damaged_helper_cache_file_is_dropped_too(tmp_path, damage):
     cache = tmp_path / "cache"
     warm = _run(cache)
     # the widening helper the float16 kernel calls (helpers it calls in turn are linked into it)
-    helper_files = sorted(Path(warm["kernel_dir"]).glob("_numba_math._f16_to_f32_*.nbc"))
-    assert len(helper_files) == 1, "the _numba_math helpers are cached in the tag folder"
+    helper_files = sorted(Path(warm["kernel_dir"]).glob("_numba_narrow._f16_to_f32_*.nbc"))
+    assert len(helper_files) == 1, "the _numba_narrow helpers are cached in the tag folder"
     for path in Path(warm["kernel_dir"]).glob("_gpk_*"):
         path.unlink()   # the kernels are compiled again, and load their helpers from the cache
     damage(helper_files[0])
@@ -360,3 +360,13 @@ def test_intact_tells_whole_files_from_cut_ones(fake_cupy, ext, cut):
     data = data.encode() if isinstance(data, str) else bytes(data)
     assert c._intact(data, ext) is None
     assert c._intact(data[:cut] if cut else b"", ext) is not None
+
+
+def test_the_tag_covers_every_module_of_the_cpu_engine():
+    # cpu_numba and the modules split from it, and every Numba helper module: an edit to any of
+    # them must give another tag folder, as it did when they were two files
+    backends = Path(_numba_cache.__file__).parent
+    engine = {f"gpupromote.backends.{p.stem}" for p in backends.glob("*.py")
+              if p.stem == "cpu_numba" or p.stem.startswith(("_numba_", "_cpu_"))}
+    assert engine <= set(_numba_cache.KERNEL_MODULES), engine - set(_numba_cache.KERNEL_MODULES)
+    assert set(_numba_cache.HELPER_MODULES) <= engine

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from gpupromote.backends import _numba_math as M
+from gpupromote.backends import _numba_narrow as N
 from gpupromote.backends._numba_math import *  # noqa: F403 - the names generated kernels use
 
 RNG_SEED = 20240611
@@ -43,8 +43,8 @@ BF16, E4M3, E5M2 = ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8
 
 WIDEN = [  # id, helper, bit-pattern dtype, logical dtype
     ("f16_to_f32", f16_to_f32, np.uint16, np.float16),
-    ("f16_to_f32[soft]", M._f16_to_f32_soft, np.uint16, np.float16),
-    ("f16_to_f32[hw]", M._f16_to_f32_hw, np.uint16, np.float16),
+    ("f16_to_f32[soft]", N._f16_to_f32_soft, np.uint16, np.float16),
+    ("f16_to_f32[hw]", N._f16_to_f32_hw, np.uint16, np.float16),
     ("bf16_to_f32", bf16_to_f32, np.uint16, BF16),
     ("e4m3_to_f32", e4m3_to_f32, np.uint8, E4M3),
     ("e5m2_to_f32", e5m2_to_f32, np.uint8, E5M2),
@@ -53,7 +53,7 @@ WIDEN = [  # id, helper, bit-pattern dtype, logical dtype
 
 @pytest.mark.parametrize("name,fn,bits,logical", WIDEN, ids=[w[0] for w in WIDEN])
 def test_widen_every_pattern(name, fn, bits, logical):
-    if name.endswith("[hw]") and not M.HARDWARE_HALF:
+    if name.endswith("[hw]") and not N.HARDWARE_HALF:
         pytest.skip("no hardware half conversion on this CPU")
     patterns = np.arange(np.iinfo(bits).max + 1, dtype=np.int64).astype(bits)
     out = np.empty(patterns.size, np.float32)
@@ -132,8 +132,8 @@ def narrowing_inputs(logical, src):
 
 NARROW = [  # id, helper, source dtype, logical target dtype
     ("f32_to_f16", f32_to_f16, np.float32, np.float16),
-    ("f32_to_f16[soft]", M._f32_to_f16_soft, np.float32, np.float16),
-    ("f32_to_f16[hw]", M._f32_to_f16_hw, np.float32, np.float16),
+    ("f32_to_f16[soft]", N._f32_to_f16_soft, np.float32, np.float16),
+    ("f32_to_f16[hw]", N._f32_to_f16_hw, np.float32, np.float16),
     ("f64_to_f16", f64_to_f16, np.float64, np.float16),
     ("f32_to_bf16", f32_to_bf16, np.float32, BF16),
     ("f64_to_bf16", f64_to_bf16, np.float64, BF16),
@@ -146,7 +146,7 @@ NARROW = [  # id, helper, source dtype, logical target dtype
 
 @pytest.mark.parametrize("name,fn,src,logical", NARROW, ids=[n[0] for n in NARROW])
 def test_narrow_matches_astype(name, fn, src, logical):
-    if name.endswith("[hw]") and not M.HARDWARE_HALF:
+    if name.endswith("[hw]") and not N.HARDWARE_HALF:
         pytest.skip("no hardware half conversion on this CPU")
     x = narrowing_inputs(logical, src)
     bits = np.uint8 if np.dtype(logical).itemsize == 1 else np.uint16

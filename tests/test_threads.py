@@ -19,7 +19,7 @@ import pytest
 
 import gpupromote as gp
 from gpupromote import opfunctions
-from gpupromote.backends import cpu_numba
+from gpupromote.backends import _cpu_threads, cpu_numba
 
 _THREADS = [2, 3, 7]   # more threads than cores is allowed (and must still be exact)
 
@@ -27,11 +27,11 @@ _THREADS = [2, 3, 7]   # more threads than cores is allowed (and must still be e
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Split calls of a few hundred elements: chunks of 64 elements (and uneven last chunks)."""
-    monkeypatch.setattr(cpu_numba, "_MIN_CHUNK", 64)
-    cpu_numba._tell_native()
+    monkeypatch.setattr(_cpu_threads, "MIN_CHUNK", 64)
+    _cpu_threads._tell_native()
     yield
     monkeypatch.undo()
-    cpu_numba._tell_native()
+    _cpu_threads._tell_native()
 
 
 def _bits(x):
@@ -83,12 +83,12 @@ CASES = _cases()
 
 def _spy(monkeypatch):
     calls = []
-    real = cpu_numba._run_split
+    real = _cpu_threads.run_split
 
     def watched(*args):
         calls.append(args[-1])
         return real(*args)
-    monkeypatch.setattr(cpu_numba, "_run_split", watched)
+    monkeypatch.setattr(_cpu_threads, "run_split", watched)
     return calls
 
 
@@ -172,7 +172,7 @@ def test_a_fused_chain_with_checks_is_exact_over_threads_and_reports_its_checks(
 def test_at_the_real_threshold_large_calls_are_split_and_exact(path, monkeypatch):
     if path == "compiled" and opfunctions._fastpath is None:
         pytest.skip("the compiled dispatcher is not built or GPUPROMOTE_PURE_PYTHON is set")
-    n = 4 * cpu_numba._MIN_CHUNK + 13
+    n = 4 * _cpu_threads.MIN_CHUNK + 13
     a, b = _values("float16", n, 14), _values("float32", n, 15)
     fn = gp.add if path == "compiled" else getattr(gp.add, "__wrapped__", gp.add)
     with cpu_numba.num_threads(1):

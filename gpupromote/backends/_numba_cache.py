@@ -2,8 +2,9 @@
 or read-only file does.
 
 Numba keys a cached function on its own source file only. A generated kernel module calls helpers
-that are compiled into its machine code (``_numba_math.py``, the overloads in ``_numba_elementwise.py``), so
-a change to a helper would leave the old machine code in a warm cache. Hence one folder per
+that are compiled into its machine code (the ``_numba_*`` helper modules: ``_numba_narrow.py``,
+``_numba_binary.py``, the overloads in ``_numba_elementwise.py``...), so a change to a helper would
+leave the old machine code in a warm cache. Hence one folder per
 *tag*, ``<cache root>/numba-<tag>/``, where the tag (``cache_tag()``) is a digest of everything that
 shapes the machine code besides the kernel's own source:
 
@@ -13,7 +14,7 @@ shapes the machine code besides the kernel's own source:
 
 A stale entry can never be found: a different tag is a different folder. The folder holds the
 generated ``_gpk_<hash of source>.py`` modules and, beside them, Numba's index (``.nbi``) and data
-(``.nbc``) files, for the kernels and for the ``_numba_math`` helpers alike (``_Locator``).
+(``.nbc``) files, for the kernels and for the helpers' own njit functions alike (``_Locator``).
 
 Faults (``_CheckedCache``, installed on each of our dispatchers in place of Numba's cache):
 
@@ -40,13 +41,20 @@ from numba.core.caching import CacheImpl as _NumbaCacheImpl
 
 from ._disk_cache import default_root, drop_damaged, fallback_dir, package_version, warn_once, writable
 
-__all__ = ["KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
+__all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
            "claim_dir", "checked", "cached_njit", "cached_cfunc"]
 
 # Modules whose code ends up in a kernel's machine code (imported by the generated sources, or
-# inlined through them). Add a module here when generated kernels start importing from it.
-KERNEL_MODULES = ("gpupromote.backends._numba_math", "gpupromote.backends._numba_elementwise",
-                  "gpupromote.backends.cpu_numba", "gpupromote.backends._numba_cache")
+# inlined through them), and the CPU backend's own modules (cpu_numba and what was split from it:
+# the generator, the compiling and launching, threads, pool, warm-up), covered as a whole as when
+# they were one file. Add a module here when generated kernels start importing from it.
+HELPER_MODULES = ("gpupromote.backends._numba_intrinsics", "gpupromote.backends._numba_narrow",
+                  "gpupromote.backends._numba_complex", "gpupromote.backends._numba_binary")
+KERNEL_MODULES = ("gpupromote.backends._numba_math", *HELPER_MODULES, "gpupromote.backends._numba_elementwise",
+                  "gpupromote.backends.cpu_numba", "gpupromote.backends._numba_source",
+                  "gpupromote.backends._numba_kernels", "gpupromote.backends._cpu_threads",
+                  "gpupromote.backends._cpu_pool", "gpupromote.backends._cpu_warmup",
+                  "gpupromote.backends._numba_cache")
 
 
 def _module_source(name: str) -> bytes:
@@ -256,6 +264,7 @@ def cached_cfunc(sig, **options):
     return decorate
 
 
-# the helpers' own compiled code (njit functions of _numba_math) lives in the tag folders too
-_CLAIMS[os.path.abspath(importlib.util.find_spec("gpupromote.backends._numba_math").origin)] = (
-    tuple(dict.fromkeys(READ_DIRS + (WRITE_DIR,))), WRITE_DIR)
+# the helpers' own compiled code (their cached_njit functions) lives in the tag folders too
+for _name in HELPER_MODULES:
+    _CLAIMS[os.path.abspath(importlib.util.find_spec(_name).origin)] = (
+        tuple(dict.fromkeys(READ_DIRS + (WRITE_DIR,))), WRITE_DIR)

@@ -14,6 +14,7 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from . import _numba_math as M
+from ._numba_intrinsics import iadd, imul, isub
 
 __all__ = ["gp_cmul", "gp_cdiv", "gp_clt", "gp_cle", "gp_cgt", "gp_cge", "gp_truth", "gp_not", "gp_select",
            "gp_abs", "gp_bool_true_divide", "gp_wrap_add", "gp_wrap_sub", "gp_wrap_mul", "gp_wrap_neg",
@@ -140,7 +141,7 @@ def _abs_typer(x):
 
 def _iabs_typer(x):
     zero = as_dtype(x).type(0)
-    return lambda x: M._isub(zero, x) if x < zero else x
+    return lambda x: isub(zero, x) if x < zero else x
 
 
 _iabs = _helper("_iabs", _iabs_typer)
@@ -172,12 +173,12 @@ def _wrap_neg_typer(x):
     if not isinstance(x, types.Integer):
         return None
     zero = as_dtype(x).type(0)
-    return lambda x: M._isub(zero, x)
+    return lambda x: isub(zero, x)
 
 
-gp_wrap_add = _helper("gp_wrap_add", _wrap(M._iadd))
-gp_wrap_sub = _helper("gp_wrap_sub", _wrap(M._isub))
-gp_wrap_mul = _helper("gp_wrap_mul", _wrap(M._imul))
+gp_wrap_add = _helper("gp_wrap_add", _wrap(iadd))
+gp_wrap_sub = _helper("gp_wrap_sub", _wrap(isub))
+gp_wrap_mul = _helper("gp_wrap_mul", _wrap(imul))
 gp_wrap_neg = _helper("gp_wrap_neg", _wrap_neg_typer)
 
 
