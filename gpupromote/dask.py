@@ -246,8 +246,5 @@ def kernel_cache_stats() -> dict:
     miss: compiled here) and ``loaded`` (read from the disk cache), counted per kernel entry point
     and signature; ``kernel_dir`` is the disk cache. ``client.run(gpupromote.dask.kernel_cache_stats)``
     asks every worker."""
-    from gpupromote.backends import _numba_kernels, cpu_numba
-    kernels = list(_numba_kernels._kernels.values())
-    stats = [k.compile_stats() for k in kernels]
-    compiled, loaded = sum(s["compiled"] for s in stats), sum(s["loaded"] for s in stats)
-    return {"kernels": len(kernels), "compiled": compiled, "loaded": loaded, "kernel_dir": str(cpu_numba.KERNEL_DIR)}
+    from gpupromote.backends import cpu_numba
+    return {**cpu_numba.compile_stats(), "kernel_dir": str(cpu_numba.KERNEL_DIR)}

@@ -130,3 +130,35 @@ def test_no_module_reads_another_modules_private_names():
                              if a.name.startswith("_") and not a.name.startswith("__")
                              and not _is_module(name, path, node, a.name)]
     assert not offences
+
+
+def _module_aliases(name, path, tree):
+    """The local names under which module ``name`` binds other gpupromote modules."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+            for _ in range(max(node.level - 1, 0)):
+                package = package.rsplit(".", 1)[0]
+            base = (f"{package}.{node.module}" if node.module else package) if node.level else node.module
+            for a in node.names:
+                if f"{base}.{a.name}" in MODULES:
+                    aliases[a.asname or a.name] = f"{base}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in MODULES and a.asname:
+                    aliases[a.asname] = a.name
+    return aliases
+
+
+def test_no_module_reads_another_modules_private_attributes():
+    # `module._name` is the same reach into another module's internals as `from module import _name`
+    offences = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        aliases = _module_aliases(name, path, tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                offences.append(f"{name} reads {aliases[node.value.id]}.{node.attr}")
+    assert not offences

@@ -24,7 +24,7 @@ from ._disk_cache import drop_damaged, warn_once, write_atomically
 from ._numba_cache import KERNEL_DIR, READ_DIRS, WRITE_DIR, cached_cfunc, claim_dir
 from ._numba_source import MAX_STRIDED_NDIM, as_kernel, source, storage_view
 
-__all__ = ["kernel_for", "no_kernel"]
+__all__ = ["kernel_for", "no_kernel", "compile_stats"]
 
 # native(data, n): void(char **data, int64 n) in C (gpupromote/_fastpath.c)
 _NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64)
@@ -234,3 +234,12 @@ def kernel_for(kernel) -> _Compiled:
     if k is None:
         k = _kernels[kernel] = _Compiled(kernel)
     return k
+
+
+def compile_stats() -> dict:
+    """This process's CPU kernels and how Numba got their machine code: ``compiled`` (a disk-cache
+    miss: compiled here) and ``loaded`` (read from the disk cache), counted per kernel entry point
+    and signature."""
+    stats = [k.compile_stats() for k in list(_kernels.values())]
+    return {"kernels": len(stats), "compiled": sum(s["compiled"] for s in stats),
+            "loaded": sum(s["loaded"] for s in stats)}

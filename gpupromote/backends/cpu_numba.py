@@ -45,13 +45,13 @@ from .. import dtypes as D
 from ._numba_cache import CACHE_ROOT, KERNEL_DIR, WRITE_DIR, cache_tag
 from . import _numba_elementwise, _numba_math  # noqa: F401  (register the helpers' overloads)
 from ._numba_source import kernel_key, source
-from ._numba_kernels import kernel_for, no_kernel
+from ._numba_kernels import compile_stats, kernel_for, no_kernel
 from . import _cpu_threads
 from ._cpu_threads import flat_call, get_num_threads, num_threads, set_num_threads
 from ._cpu_pool import POOL_MIN_BYTES, alloc
 from ._cpu_warmup import common_plans, warmup
 
-__all__ = ["BACKEND", "source", "kernel_for", "kernel_key", "warmup", "common_plans", "alloc", "CACHE_ROOT",
+__all__ = ["BACKEND", "source", "kernel_for", "compile_stats", "kernel_key", "warmup", "common_plans", "alloc", "CACHE_ROOT",
            "KERNEL_DIR", "WRITE_DIR", "get_num_threads", "set_num_threads", "num_threads"]
 
 
