@@ -12,7 +12,9 @@ speed ratio; rows that move a known number of bytes carry it (``extra_info["byte
   12): every case >= 85% of the GB/s of np.add(f32, f32, out=) in the same run, >= 0.95x NumPy's
   own out= call, float16+float32 >= 5x;
 * ``threads out= N=1e7 <case>``: all cores against one thread, both gpupromote (goal >= 1.7x for
-  float16+float32 and int8+float32 on 2 cores);
+  float16+float32 and int8+float32 on 2 cores), beside ``threads ceiling``: NumPy's own add split
+  over the same cores, what the memory system gives them in this run, and a compute-bound op
+  (hypot), where the memory does not bound the speed-up;
 * ``dispatch: ...``: 1-element calls, everything but the arithmetic (goal >= 0.8x np.add), and the
   same with all cores allowed against one thread (the same code runs: no slower);
 * compile and load: a kernel's native entry point compiled cold (<= 100 ms), loaded from the disk
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import ml_dtypes
 import numpy as np
@@ -148,6 +151,55 @@ def test_gpupromote_out_one_thread(benchmark, case):
     benchmark.group = f"threads out= N=1e7 {case}"
     benchmark.extra_info.update(impl="1 thread", threads=1, bytes=_bytes(case))
     benchmark.pedantic(_calls(case)[2], rounds=15, warmup_rounds=1)
+
+
+# --- what all cores can give: the memory system's ceiling, and a compute-bound op ---------------
+# N = 1e7 streams 80-120 MB per call: one thread may already move what the memory system moves.
+# The ceiling is NumPy's own np.add(f32, f32, out=) split over the same cores (NumPy releases the
+# GIL), so "threads" rows read against what this machine's memory gives two threads in the same run.
+_SPLITTER = ThreadPoolExecutor(ALL_CORES)
+
+
+def _numpy_add_split(a, b, out):
+    step = -(-len(out) // ALL_CORES)
+    for f in [_SPLITTER.submit(np.add, a[i:i + step], b[i:i + step], out[i:i + step])
+              for i in range(0, len(out), step)]:
+        f.result()
+
+
+_CEILING = "threads ceiling: np.add(f32, f32, out=) N=1e7 split over all cores"
+
+
+def test_memory_ceiling_all_cores(benchmark):
+    out = _OUT[np.dtype(np.float32)]
+    benchmark.group = _CEILING
+    benchmark.extra_info.update(impl="all cores", threads=ALL_CORES, bytes=3 * out.nbytes)
+    benchmark.pedantic(_numpy_add_split, args=(_F32, _G32, out), rounds=15, warmup_rounds=1)
+
+
+def test_memory_ceiling_one_thread(benchmark):
+    out = _OUT[np.dtype(np.float32)]
+    benchmark.group = _CEILING
+    benchmark.extra_info.update(impl="1 thread", threads=1, bytes=3 * out.nbytes)
+    benchmark.pedantic(np.add, args=(_F32, _G32), kwargs={"out": out}, rounds=15, warmup_rounds=1)
+
+
+_COMPUTE_BOUND = "threads out= N=1e7 float32 hypot (compute-bound)"
+
+
+def test_gpupromote_compute_bound_all_cores(benchmark):
+    out = _OUT[np.dtype(np.float32)]
+    benchmark.group = _COMPUTE_BOUND
+    benchmark.extra_info.update(impl="gpupromote", threads=ALL_CORES)
+    with cpu_numba.num_threads(ALL_CORES):
+        benchmark.pedantic(gp.hypot, args=(_F32, _G32), kwargs={"out": out}, rounds=5, warmup_rounds=1)
+
+
+def test_gpupromote_compute_bound_one_thread(benchmark):
+    out = _OUT[np.dtype(np.float32)]
+    benchmark.group = _COMPUTE_BOUND
+    benchmark.extra_info.update(impl="1 thread", threads=1)
+    benchmark.pedantic(gp.hypot, args=(_F32, _G32), kwargs={"out": out}, rounds=5, warmup_rounds=1)
 
 
 # --- dispatch: a 1-element op, everything but the arithmetic ------------------------------------

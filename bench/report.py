@@ -67,8 +67,9 @@ def table(data: dict) -> str:
         groups.setdefault(b["group"] or b["name"], {})[info.get("impl", "?")] = median
     rows = [f"{'case':<58} {'gpupromote':>11} {'baseline':>16} {'ratio':>7} {'goal':>9}  met"]
     for group, impls in groups.items():
-        ours = impls.get("gpupromote")
-        baselines = [(name, t) for name, t in impls.items() if name != "gpupromote"] or [("-", None)]
+        mine = "gpupromote" if "gpupromote" in impls else "all cores"   # the ceiling rows: NumPy on all cores
+        ours = impls.get(mine)
+        baselines = [(name, t) for name, t in impls.items() if name != mine] or [("-", None)]
         for name, theirs in baselines:
             goal = _goal(group, name)
             ratio = theirs / ours if ours and theirs else None
@@ -81,7 +82,24 @@ def table(data: dict) -> str:
             base = f"{name} {_fmt(theirs)}" if theirs else "-"
             rows.append(f"{group:<58} {_fmt(ours) if ours else '-':>11} {base:>16} "
                         f"{f'{ratio:.2f}x' if ratio else '-':>7} {shown_goal:>9}  {met}")
-    return "\n".join(rows) + _bandwidth(data)
+    return "\n".join(rows) + _threads_against_the_ceiling(groups) + _bandwidth(data)
+
+
+def _threads_against_the_ceiling(groups) -> str:
+    """Each streaming "threads" row's all-core speed-up beside the memory system's (NumPy's add split
+    over the same cores, same run): a kernel that streams from memory cannot scale past it."""
+    ceiling = next((impls for group, impls in groups.items() if group.startswith("threads ceiling")), None)
+    if not ceiling or not ceiling.get("all cores") or not ceiling.get("1 thread"):
+        return ""
+    limit = ceiling["1 thread"] / ceiling["all cores"]
+    lines = ["", "", f"== all cores against one thread; the memory system gives NumPy's add {limit:.2f}x in this run",
+             f"{'case':<58} {'speed-up':>9} {'of the ceiling':>15}"]
+    for group, impls in groups.items():
+        streaming = group.startswith("threads out=") and "compute-bound" not in group
+        if streaming and impls.get("gpupromote") and impls.get("1 thread"):
+            speedup = impls["1 thread"] / impls["gpupromote"]
+            lines.append(f"{group:<58} {speedup:>8.2f}x {speedup / limit:>14.0%}")
+    return "\n".join(lines)
 
 
 _REFERENCE = "out= N=1e7 float32+float32"   # np.add(f32, f32, out=): the memory rate a kernel can reach
