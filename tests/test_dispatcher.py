@@ -21,6 +21,7 @@ import pytest
 
 import gpupromote as gp
 from gpupromote import opfunctions
+from tests._refcounts import assert_no_reference_leaked_or_dropped
 
 _fastpath = pytest.importorskip("gpupromote._fastpath", reason="the C extension was not built (no C compiler?)")
 pytestmark = pytest.mark.skipif(opfunctions._fastpath is None,
@@ -320,7 +321,6 @@ def test_clearing_the_caches_keeps_answers_right():
 def test_no_reference_is_leaked_or_dropped():
     # the compiled path borrows and takes references by hand; a leak shows as a growing count on
     # the objects every call touches, a dropped reference as a shrinking one
-    import gc
     a, f = np.ones(3, np.int8), np.ones(3, np.float32)
     o = np.empty(3, np.float32)
     calls = [lambda: gp.add(a, f), lambda: gp.add(a, 3), lambda: gp.add(f, 2.5, policy="torch"),
@@ -332,16 +332,7 @@ def test_no_reference_is_leaked_or_dropped():
         for _ in range(n):
             for call in calls:
                 call()
-    run(10)
-    gc.collect()
-    before = [sys.getrefcount(x) for x in watched]
-    run(2000)
-    gc.collect()
-    after = [sys.getrefcount(x) for x in watched]
-    # a reference leaked or dropped per call moves a count by thousands; threads other tests leave
-    # running (distributed's) touch None, True and False now and then, by a few
-    assert all(abs(c - b) < 100 for b, c in zip(before, after)), \
-        [(repr(x), b, c) for x, b, c in zip(watched, before, after) if b != c]
+    assert_no_reference_leaked_or_dropped(run, watched)
 
 
 def test_pure_python_mode_runs_the_python_functions():

@@ -9,6 +9,7 @@ import pytest
 
 import gpupromote as gp
 from gpupromote import api, caches
+from tests._refcounts import assert_no_reference_leaked_or_dropped
 
 _fastpath = pytest.importorskip("gpupromote._fastpath", reason="the C extension was not built (no C compiler?)")
 pytestmark = pytest.mark.skipif(gp.result_type is api._py_result_type,
@@ -136,8 +137,6 @@ def test_specs_are_immutable_and_share_their_key():
 def test_no_reference_is_leaked_or_dropped():
     # why: the compiled path borrows and takes references by hand; a leak shows as a growing
     # count on the objects every call touches, a dropped reference as a shrinking one
-    import gc
-    import sys
     a, z = np.ones(3, np.int8), np.ones((), np.float16)
     calls = [((a, z), {}), ((a, 5.5), {"op": "add", "policy": "torch"}), ((gp.spec("int32"), 1), {}),
              ((a, 300), {"policy": "numpy"}), ((a, 2**63), {"policy": "torch"}), ((np.float32(1), a), {"op": "less"}),
@@ -153,13 +152,4 @@ def test_no_reference_is_leaked_or_dropped():
                     pass
 
     caches.clear_all()  # why: entries of earlier tests would be evicted from the memo as we go
-    run(10)  # fill the caches first
-    gc.collect()  # why: cycles left by earlier tests (tracebacks, frames) must not drop refs midway
-    before = [sys.getrefcount(x) for x in watched]
-    run(2000)
-    gc.collect()
-    after = [sys.getrefcount(x) for x in watched]
-    # a reference leaked or dropped per call moves a count by thousands; threads other tests leave
-    # running (distributed's) touch True and False now and then, by a few
-    assert all(abs(c - b) < 100 for b, c in zip(before, after)), \
-        [(repr(x), b, c) for x, b, c in zip(watched, before, after) if b != c]
+    assert_no_reference_leaked_or_dropped(run, watched)
