@@ -361,6 +361,8 @@ bind(PyObject *module, PyObject *args)
  * Whatever does not fit (another layout, a value out of bounds, an unusual scalar conversion, an
  * allocation that fails) declines: the call goes to the Python op function unchanged, which
  * gives the same result or raises the same error (tests/test_dispatcher.py holds them equal).
+ * Calls on CuPy arrays have entries of their own (keyed apart, by the op's device_key): steps 1 to
+ * 4 alike, then cupy.empty and one cuLaunchKernel (see "CUDA entries" below).
  * ========================================================================================== */
 
 typedef void (*gp_kernel)(char **data, int64_t n);
@@ -784,6 +786,11 @@ fold_from_python(PyObject *conv, PyObject *x, int to, Slot *slot)
 /* ---------------------------------------------------------------------------------------------
  * Entries: what one key's calls need, made by opfunctions._make_entry. */
 
+/* cuLaunchKernel(f, gridDim xyz, blockDim xyz, sharedMemBytes, stream, kernelParams, extra), as
+ * cuda.h declares it (CUresult is an int-sized enum, the handles are pointers). */
+typedef int (*gp_cu_launch)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared_mem, void *stream, void **params, void **extra);
+
 typedef struct {
     PyObject_HEAD
     gp_kernel fn;
@@ -797,8 +804,19 @@ typedef struct {
     int nbounds;
     int bpos[GP_MAX_IN];
     long long blo[GP_MAX_IN], bhi[GP_MAX_IN];
+    int bints[GP_MAX_IN];      /* both bounds are ints: an int operand is compared in C */
     PyObject *blo_obj[GP_MAX_IN], *bhi_obj[GP_MAX_IN];
     int out_ok, inplace_ok;
+    /* The CUDA engine's entries (launch != NULL; fn is then NULL): the contiguous kernel, entered
+     * through the driver's cuLaunchKernel with CuPy's handles. */
+    gp_cu_launch launch;
+    void *function;            /* the CUfunction, loaded on `device` (kept alive by `keep`) */
+    int device, width, block;
+    long long max_blocks;
+    int itemsize[GP_MAX_IN];   /* bytes per element of each array operand */
+    int align[GP_MAX_IN];      /* the byte alignment each array's data pointer needs */
+    int out_align;
+    int split[GP_MAX_IN];      /* a complex scalar the kernel takes as (re, im) */
 } EntryObject;
 
 static void
@@ -827,30 +845,81 @@ clamped_long_long(PyObject *x, int *is_int)
     return overflow > 0 ? LLONG_MAX : overflow < 0 ? LLONG_MIN : v;
 }
 
+/* A small tuple of ints into `out` (n of them); -1 with an exception when it is not one. */
+static int
+int_tuple(PyObject *t, int *out, int n, const char *what)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n) {
+        PyErr_Format(PyExc_ValueError, "Entry: launch %s has one int per operand (%d)", what, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        out[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+        if (out[i] == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* launch = (cuLaunchKernel's address, CUfunction, device, width, block, max_blocks, itemsizes,
+ * aligns, out_align, splits): backends/_cuda_launch.native_launch. */
+static int
+entry_set_launch(EntryObject *e, PyObject *launch)
+{
+    unsigned long long address, function;
+    PyObject *itemsizes, *aligns, *splits;
+    if (!PyTuple_Check(launch) || !PyArg_ParseTuple(launch, "KKiiiLOOiO:launch", &address, &function, &e->device,
+                                                    &e->width, &e->block, &e->max_blocks, &itemsizes, &aligns,
+                                                    &e->out_align, &splits)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "Entry: launch is a tuple (see backends/_cuda_launch.native_launch)");
+        }
+        return -1;
+    }
+    if (int_tuple(itemsizes, e->itemsize, e->nin, "itemsizes") < 0 || int_tuple(aligns, e->align, e->nin, "aligns") < 0
+            || int_tuple(splits, e->split, e->nin, "splits") < 0) {
+        return -1;
+    }
+    if (address == 0 || function == 0 || e->width < 1 || e->block < 1 || e->max_blocks < 1 || e->out_align < 1) {
+        PyErr_SetString(PyExc_ValueError, "Entry: a launch needs cuLaunchKernel, a function and a positive configuration");
+        return -1;
+    }
+    for (int i = 0; i < e->nin; i++) {
+        if (!e->folded[i] && (e->itemsize[i] < 1 || e->align[i] < 1)) {
+            PyErr_SetString(PyExc_ValueError, "Entry: every array operand has an item size and an alignment");
+            return -1;
+        }
+    }
+    e->launch = (gp_cu_launch)(uintptr_t)address;
+    e->function = (void *)(uintptr_t)function;
+    return 0;
+}
+
 static PyObject *
 entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     unsigned long long address;
-    PyObject *keep, *result, *alloc, *folds, *bounds;
+    PyObject *keep, *result, *alloc, *folds, *bounds, *launch = Py_None;
     Py_ssize_t pool_min;
     int out_ok, inplace_ok;
     static char *names[] = {"address", "keep", "result", "alloc", "pool_min", "folds", "bounds", "out_ok",
-                            "inplace_ok", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KOO!OnO!O!pp:Entry", names, &address, &keep,
+                            "inplace_ok", "launch", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KOO!OnO!O!pp|O:Entry", names, &address, &keep,
                                      &PyArrayDescr_Type, &result, &alloc, &pool_min, &PyTuple_Type, &folds,
-                                     &PyTuple_Type, &bounds, &out_ok, &inplace_ok)) {
+                                     &PyTuple_Type, &bounds, &out_ok, &inplace_ok, &launch)) {
         return NULL;
     }
     Py_ssize_t nin = PyTuple_GET_SIZE(folds), nb = PyTuple_GET_SIZE(bounds);
-    if (address == 0 || nin < 1 || nin > GP_MAX_IN || nb > GP_MAX_IN) {
-        PyErr_SetString(PyExc_ValueError, "Entry: a kernel address, 1 to 3 operands and at most 3 bounds");
+    if ((address == 0) == (launch == Py_None) || nin < 1 || nin > GP_MAX_IN || nb > GP_MAX_IN) {
+        PyErr_SetString(PyExc_ValueError, "Entry: a kernel address or a launch, 1 to 3 operands and at most 3 bounds");
         return NULL;
     }
     EntryObject *e = (EntryObject *)type->tp_alloc(type, 0);
     if (e == NULL) {
         return NULL;
     }
-    e->fn = (gp_kernel)(uintptr_t)address;
+    e->fn = address ? (gp_kernel)(uintptr_t)address : NULL;
     e->keep = Py_NewRef(keep);
     e->result = (PyArray_Descr *)Py_NewRef(result);
     e->alloc = Py_NewRef(alloc);
@@ -894,13 +963,13 @@ entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         e->bhi_obj[j] = Py_NewRef(hi);
         e->blo[j] = clamped_long_long(lo, &is_int_lo);
         e->bhi[j] = clamped_long_long(hi, &is_int_hi);
-        if (!is_int_lo || !is_int_hi) {
-            PyErr_SetString(PyExc_ValueError, "Entry: bounds are ints");
-            Py_DECREF(e);
-            return NULL;
-        }
+        e->bints[j] = is_int_lo && is_int_hi;   /* else (a float's range): compared as Python does */
     }
     e->nbounds = (int)nb;
+    if (launch != Py_None && entry_set_launch(e, launch) < 0) {
+        Py_DECREF(e);
+        return NULL;
+    }
     return (PyObject *)e;
 }
 
@@ -910,8 +979,9 @@ static PyTypeObject EntryType = {
     .tp_basicsize = sizeof(EntryObject),
     .tp_dealloc = (destructor)entry_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok)\n--\n\n"
-              "How the compiled dispatcher runs the calls of one key (opfunctions._make_entry makes it).",
+    .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok, launch=None)\n--\n\n"
+              "How the compiled dispatcher runs the calls of one key (opfunctions._make_entry makes it):\n"
+              "through a CPU kernel's C address, or (address 0) a CUDA kernel's launch.",
     .tp_new = entry_new,
 };
 
@@ -921,7 +991,7 @@ entry_within_bounds(const EntryObject *e, PyObject *const *args)
 {
     for (int j = 0; j < e->nbounds; j++) {
         PyObject *x = args[e->bpos[j]];
-        if (PyLong_Check(x)) {
+        if (e->bints[j] && PyLong_Check(x)) {
             int overflow = 0;
             long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
             if (overflow || v < e->blo[j] || v > e->bhi[j]) {
@@ -957,6 +1027,25 @@ byte_range(PyArrayObject *a, char **lo, char **hi)
         }
     }
     *hi += item;
+}
+
+/* The folded scalars of a call in their kernel parameters' carriers: 1, or 0 (decline). */
+static int
+entry_fold(const EntryObject *e, PyObject *const *args, Slot *slots)
+{
+    for (int i = 0; i < e->nin; i++) {
+        if (!e->folded[i]) {
+            continue;
+        }
+        int done = fold_value(args[i], e->src[i], e->to[i], &slots[i]);
+        if (done == 0) {
+            done = fold_from_python(e->conv[i], args[i], e->to[i], &slots[i]);
+        }
+        if (done != 1) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Run one call through entry `e`. A new reference to the result; NULL with no exception set when
@@ -1040,19 +1129,14 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     }
     /* Folding may call the Python converter, which may warn: only now, so that a call declined
      * (and folded again by the Python path) does not warn twice. */
+    if (!entry_fold(e, args, slots)) {
+        return NULL;
+    }
     for (int i = 0; i < nin; i++) {
-        if (!e->folded[i]) {
-            continue;
+        if (e->folded[i]) {
+            data[i] = (char *)&slots[i];
+            itemsize[i] = 0;
         }
-        int done = fold_value(args[i], e->src[i], e->to[i], &slots[i]);
-        if (done == 0) {
-            done = fold_from_python(e->conv[i], args[i], e->to[i], &slots[i]);
-        }
-        if (done != 1) {
-            return NULL;
-        }
-        data[i] = (char *)&slots[i];
-        itemsize[i] = 0;
     }
     if (out != Py_None) {
         result = Py_NewRef(out);
@@ -1102,6 +1186,242 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * CUDA entries: a call on CuPy arrays is one cuLaunchKernel of the plan's contiguous kernel.
+ *
+ * CuPy provides the handles (bind_device): its ndarray type, cupy.empty for the output, the
+ * current device and stream, and CUDADriverError for a launch the driver refuses; the entry holds
+ * the CUfunction that backends/_cuda_modules loaded and the launch configuration of
+ * backends/_cuda_launch (native_launch), so the grid is the one the Python launcher would choose.
+ * What this path takes: arrays of one shape, C-contiguous, on the current device, each data
+ * pointer aligned for the vectorized loads; out= under the same rules as on the CPU.  Anything
+ * else declines to the Python path, which switches devices, broadcasts, runs the strided kernels
+ * or raises. */
+
+static PyTypeObject *device_array_type;   /* cupy.ndarray, exact type only */
+static PyObject *device_empty;            /* cupy.empty */
+static PyObject *current_device;          /* cupy.cuda.runtime.getDevice */
+static PyObject *current_stream;          /* cupy.cuda.get_current_stream */
+static PyObject *driver_error;            /* cupy.cuda.driver.CUDADriverError */
+static PyObject *str_shape, *str_strides, *str_data, *str_ptr, *str_device_id;
+
+static int
+long_attr(PyObject *x, PyObject *name, long long *value)
+{
+    PyObject *v = PyObject_GetAttr(x, name);
+    if (v == NULL) {
+        return -1;
+    }
+    *value = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return *value == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* A device array's shape (a new reference in *shape, the caller's to release), its element count,
+ * data pointer and device, when it is C-contiguous with `itemsize`-byte elements and has at least
+ * one dimension: 1; 0 when it is not; -1 on an error. */
+static int
+device_array(PyObject *x, int itemsize, PyObject **shape, int64_t *n, unsigned long long *ptr, long long *device)
+{
+    PyObject *strides = NULL, *data = NULL;
+    int ok = -1;
+    *shape = PyObject_GetAttr(x, str_shape);
+    if (*shape == NULL) {
+        return -1;
+    }
+    strides = PyObject_GetAttr(x, str_strides);
+    if (strides == NULL) {
+        goto done;
+    }
+    Py_ssize_t ndim = PyTuple_Check(*shape) ? PyTuple_GET_SIZE(*shape) : 0;
+    if (ndim == 0 || !PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim) {
+        ok = 0;   /* 0-d: the Python path (a device scalar), or not a tuple: not CuPy's */
+        goto done;
+    }
+    int64_t count = 1, expected = itemsize;
+    ok = 1;
+    for (Py_ssize_t d = ndim - 1; d >= 0; d--) {
+        long long extent = PyLong_AsLongLong(PyTuple_GET_ITEM(*shape, d));
+        long long stride = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d));
+        if ((extent == -1 || stride == -1) && PyErr_Occurred()) {
+            ok = -1;
+            goto done;
+        }
+        if (extent != 1 && stride != expected) {
+            ok = 0;   /* numpy's rule: a dimension of extent 1 may have any stride */
+        }
+        expected *= extent;
+        count *= extent;
+    }
+    *n = count;
+    if (ok == 1) {
+        data = PyObject_GetAttr(x, str_data);
+        if (data == NULL || long_attr(data, str_ptr, (long long *)ptr) < 0 || long_attr(data, str_device_id, device) < 0) {
+            ok = -1;
+        }
+    }
+done:
+    Py_XDECREF(strides);
+    Py_XDECREF(data);
+    return ok;
+}
+
+/* Run one call on CuPy arrays through entry `e`: as entry_run; *raised is set when the launch
+ * failed (the error is CUDADriverError's, and the call must not run again). */
+static PyObject *
+entry_run_device(EntryObject *e, PyObject *const *args, PyObject *out, int *raised)
+{
+    PyObject *shape = NULL, *result = NULL;
+    unsigned long long ptr[GP_MAX_IN] = {0}, out_ptr = 0;
+    Slot slots[GP_MAX_IN];
+    int64_t n = -1;
+    int nin = e->nin, out_itemsize = (int)PyDataType_ELSIZE(e->result);
+
+    if (e->nbounds && !entry_within_bounds(e, args)) {
+        return NULL;
+    }
+    for (int i = 0; i < nin; i++) {
+        if (e->folded[i]) {
+            continue;
+        }
+        PyObject *s;
+        int64_t m;
+        long long dev;
+        int ok = device_array(args[i], e->itemsize[i], &s, &m, &ptr[i], &dev);
+        if (ok == 1 && shape != NULL) {
+            ok = PyObject_RichCompareBool(shape, s, Py_EQ);
+        }
+        if (ok != 1 || dev != e->device || ptr[i] % (unsigned)e->align[i]) {
+            Py_XDECREF(s);   /* broadcasting, strides, another device, a misaligned view: Python */
+            goto decline;
+        }
+        if (shape == NULL) {
+            shape = s;
+            n = m;
+        }
+        else {
+            Py_DECREF(s);
+        }
+    }
+    if (shape == NULL || n <= 0) {
+        goto decline;   /* no array, or empty: the Python path */
+    }
+    long long current;
+    PyObject *c = PyObject_CallNoArgs(current_device);
+    current = c == NULL ? -1 : PyLong_AsLongLong(c);
+    Py_XDECREF(c);
+    if (current != e->device) {
+        goto decline;   /* the kernel is loaded on e->device, and CuPy allocates on the current one */
+    }
+    if (out != Py_None) {
+        PyObject *s;
+        int64_t m;
+        long long dev;
+        int ok = device_array(out, out_itemsize, &s, &m, &out_ptr, &dev);
+        if (ok == 1) {
+            ok = PyObject_RichCompareBool(shape, s, Py_EQ);
+        }
+        Py_XDECREF(s);
+        if (ok != 1 || dev != e->device || out_ptr % (unsigned)e->out_align) {
+            goto decline;
+        }
+        int inplace = 0;
+        unsigned long long out_end = out_ptr + (unsigned long long)n * out_itemsize;
+        for (int i = 0; i < nin; i++) {
+            if (e->folded[i]) {
+                continue;
+            }
+            unsigned long long end = ptr[i] + (unsigned long long)n * e->itemsize[i];
+            if (ptr[i] >= out_end || out_ptr >= end) {
+                continue;
+            }
+            if (ptr[i] == out_ptr && e->itemsize[i] == out_itemsize) {
+                inplace = 1;   /* the same elements: computed in place */
+            }
+            else {
+                goto decline;   /* another overlap: the Python path goes through a temporary */
+            }
+        }
+        if (!(inplace ? e->inplace_ok : e->out_ok)) {
+            goto decline;   /* the store rule refuses: the Python path raises */
+        }
+    }
+    if (!entry_fold(e, args, slots)) {
+        goto decline;
+    }
+    if (out != Py_None) {
+        result = Py_NewRef(out);
+    }
+    else {
+        long long dev;
+        result = PyObject_CallFunctionObjArgs(device_empty, shape, (PyObject *)e->result, NULL);
+        if (result == NULL || Py_TYPE(result) != device_array_type) {
+            goto decline;
+        }
+        PyObject *data = PyObject_GetAttr(result, str_data);
+        int bad = data == NULL || long_attr(data, str_ptr, (long long *)&out_ptr) < 0
+                  || long_attr(data, str_device_id, &dev) < 0 || dev != e->device || out_ptr % (unsigned)e->out_align;
+        Py_XDECREF(data);
+        if (bad) {
+            goto decline;
+        }
+    }
+    /* The kernel's parameters (backends/_cuda_source.kernel_code): n, the folded scalars (a
+     * complex one as re, im), out, then the arrays, each operand in its own order. */
+    void *params[2 + 3 * GP_MAX_IN];
+    long long n_param = n;
+    int k = 0;
+    params[k++] = &n_param;
+    for (int i = 0; i < nin; i++) {
+        if (!e->folded[i]) {
+            continue;
+        }
+        if (e->split[i]) {
+            int wide = e->to[i] == F_C16;
+            params[k++] = wide ? (void *)&slots[i].c16[0] : (void *)&slots[i].c8[0];
+            params[k++] = wide ? (void *)&slots[i].c16[1] : (void *)&slots[i].c8[1];
+        }
+        else {
+            params[k++] = &slots[i];
+        }
+    }
+    params[k++] = &out_ptr;
+    for (int i = 0; i < nin; i++) {
+        if (!e->folded[i]) {
+            params[k++] = &ptr[i];
+        }
+    }
+    PyObject *stream_obj = PyObject_CallNoArgs(current_stream);
+    long long stream = 0;
+    int stream_bad = stream_obj == NULL || long_attr(stream_obj, str_ptr, &stream) < 0;
+    Py_XDECREF(stream_obj);
+    if (stream_bad) {
+        goto decline;
+    }
+    long long work = (n + e->width - 1) / e->width;
+    long long grid = (work + e->block - 1) / e->block;
+    if (grid > e->max_blocks) {
+        grid = e->max_blocks;   /* the kernels loop over the rest (grid-stride) */
+    }
+    int status = e->launch(e->function, (unsigned)grid, 1, 1, (unsigned)e->block, 1, 1, 0,
+                           (void *)(uintptr_t)stream, params, NULL);
+    if (status != 0) {
+        PyObject *exc = PyObject_CallFunction(driver_error, "i", status);
+        if (exc != NULL) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        *raised = 1;
+        Py_CLEAR(result);
+    }
+    Py_DECREF(shape);
+    return result;
+decline:
+    Py_XDECREF(shape);
+    Py_XDECREF(result);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
  * Ops: gp.add and the others, callables with a vectorcall entry. */
 
 typedef struct {
@@ -1113,6 +1433,7 @@ typedef struct {
                            * Python path: remembered) or False (the Python path this time) */
     PyObject *cache;      /* key -> Entry | None (the maker fills it; `_fast_cache`) */
     PyObject *module;     /* "gpupromote" */
+    PyObject *device_key; /* stands for the op in the memo keys of calls on device arrays */
     int arity;
 } OpObject;
 
@@ -1181,14 +1502,14 @@ op_memo_insert(PyObject *const key[OP_KEY], PyObject *entry)
 
 /* The entry for `key` (a new reference; Py_None for "the Python path"), or NULL on error. */
 static PyObject *
-op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyObject *out)
+op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyObject *out, int device)
 {
     OpMemo *m = op_memo_find(key);
     if (m != NULL) {
         return Py_NewRef(m->entry);
     }
-    int n = self->arity + 2;
-    PyObject *tuple = PyTuple_New(n);   /* (policy, *operand keys, out key) */
+    int n = self->arity + 2 + device;
+    PyObject *tuple = PyTuple_New(n);   /* (policy, *operand keys, out key[, "cuda"]) */
     if (tuple == NULL) {
         return NULL;
     }
@@ -1196,7 +1517,10 @@ op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyO
     for (int i = 0; i < self->arity; i++) {
         PyTuple_SET_ITEM(tuple, 1 + i, Py_NewRef(key[2 + i]));
     }
-    PyTuple_SET_ITEM(tuple, n - 1, Py_NewRef(key[5]));
+    PyTuple_SET_ITEM(tuple, self->arity + 1, Py_NewRef(key[5]));
+    if (device) {
+        PyTuple_SET_ITEM(tuple, n - 1, Py_NewRef(PyTuple_GET_ITEM(self->device_key, 1)));
+    }
     PyObject *entry = PyDict_GetItemWithError(self->cache, tuple);
     if (entry != NULL) {
         Py_INCREF(entry);
@@ -1234,6 +1558,19 @@ static PyObject *str_out;
 /* Calls the compiled path served and calls it handed to the Python function (op_stats()). */
 static unsigned long long calls_served, calls_declined;
 
+/* A CuPy array's dtype, borrowed (the array holds it), or NULL with no exception set. */
+static PyObject *
+device_dtype(PyObject *x)
+{
+    PyObject *dtype = PyObject_GetAttr(x, str_dtype);
+    if (dtype == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(dtype);
+    return Py_TYPE(dtype) == &PyArrayDescr_Type || PyObject_TypeCheck(dtype, &PyArrayDescr_Type) ? dtype : NULL;
+}
+
 static PyObject *
 op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -1257,7 +1594,7 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         }
     }
     PyObject *key[OP_KEY];
-    key[0] = (PyObject *)self;
+    int host = 0, device = 0;   /* numpy arrays and CuPy arrays among the operands and out */
     key[2] = key[3] = key[4] = Py_None;
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *x = args[i];
@@ -1267,9 +1604,16 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
                 goto fallback;   /* 0-d arrays are folded by value: the Python path */
             }
             key[2 + i] = (PyObject *)PyArray_DESCR((PyArrayObject *)x);
+            host = 1;
         }
         else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type || t == &PyComplex_Type) {
             key[2 + i] = (PyObject *)t;
+        }
+        else if (t == device_array_type && device_array_type != NULL) {
+            if ((key[2 + i] = device_dtype(x)) == NULL) {
+                goto fallback;
+            }
+            device = 1;
         }
         else {
             goto fallback;
@@ -1280,10 +1624,21 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
     }
     else if (Py_TYPE(out) == ndarray_type) {
         key[5] = (PyObject *)PyArray_DESCR((PyArrayObject *)out);
+        host = 1;
+    }
+    else if (Py_TYPE(out) == device_array_type && device_array_type != NULL) {
+        if ((key[5] = device_dtype(out)) == NULL) {
+            goto fallback;
+        }
+        device = 1;
     }
     else {
         goto fallback;
     }
+    if (host && device) {
+        goto fallback;   /* host arrays beside device arrays: the Python path says what to do */
+    }
+    key[0] = device ? self->device_key : (PyObject *)self;
     /* `policy or current()`, as the Python function reads it */
     if (policy == Py_None || (PyUnicode_CheckExact(policy) && PyUnicode_GET_LENGTH(policy) == 0)) {
         if (PyContextVar_Get(current_policy, NULL, &policy) < 0) {
@@ -1299,15 +1654,22 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         goto fallback;
     }
     key[1] = policy;
-    PyObject *entry = op_entry(self, key, args, out);   /* ours: a memo eviction cannot free it */
+    PyObject *entry = op_entry(self, key, args, out, device);   /* ours: a memo eviction cannot free it */
+    int raised = 0;
     if (entry != NULL && entry != Py_None) {
-        result = entry_run((EntryObject *)entry, args, out);
+        EntryObject *e = (EntryObject *)entry;
+        if (e->launch == NULL) {
+            result = device ? NULL : entry_run(e, args, out);
+        }
+        else {
+            result = device ? entry_run_device(e, args, out, &raised) : NULL;
+        }
     }
     Py_XDECREF(entry);
     Py_DECREF(policy);
-    if (result != NULL) {
+    if (result != NULL || raised) {
         calls_served++;
-        return result;
+        return result;   /* or the launch's error: running the call again would not undo it */
     }
     PyErr_Clear();   /* the Python path meets the same condition and says what it is */
 fallback:
@@ -1339,8 +1701,9 @@ op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->make = Py_NewRef(make);
     self->cache = Py_NewRef(cache);
     self->module = PyUnicode_FromString("gpupromote");
+    self->device_key = Py_BuildValue("(Os)", name, "cuda");
     self->arity = arity;
-    if (self->module == NULL) {
+    if (self->module == NULL || self->device_key == NULL) {
         Py_DECREF(self);
         return NULL;
     }
@@ -1355,6 +1718,7 @@ op_dealloc(OpObject *self)
     Py_XDECREF(self->make);
     Py_XDECREF(self->cache);
     Py_XDECREF(self->module);
+    Py_XDECREF(self->device_key);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1450,6 +1814,24 @@ bind_ops(PyObject *module, PyObject *args)
 }
 
 static PyObject *
+bind_device(PyObject *module, PyObject *args)
+{
+    PyObject *nd, *empty, *device, *stream, *error;
+    if (!PyArg_ParseTuple(args, "O!OOOO:bind_device", &PyType_Type, &nd, &empty, &device, &stream, &error)) {
+        return NULL;
+    }
+    Py_XSETREF(device_array_type, (PyTypeObject *)Py_NewRef(nd));
+    Py_XSETREF(device_empty, Py_NewRef(empty));
+    Py_XSETREF(current_device, Py_NewRef(device));
+    Py_XSETREF(current_stream, Py_NewRef(stream));
+    Py_XSETREF(driver_error, Py_NewRef(error));
+    for (size_t i = 0; i < OP_MEMO_SLOTS; i++) {
+        op_memo_clear_entry(&op_memo[i]);   /* entries of another CuPy's kernels */
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 forget(PyObject *module, PyObject *unused)
 {
     for (size_t i = 0; i < MEMO_SLOTS; i++) {
@@ -1473,6 +1855,9 @@ static PyMethodDef methods[] = {
      "Drop the pointer memos of result_type and of the ops (caches.clear_all does this, with every other cache)."},
     {"bind_ops", bind_ops, METH_VARARGS,
      "bind_ops(current_policy, ndarray)\nHand the policy context variable and numpy.ndarray to the ops (dispatch.py)."},
+    {"bind_device", bind_device, METH_VARARGS,
+     "bind_device(ndarray, empty, get_device, get_current_stream, driver_error)\n"
+     "Hand CuPy's array type and handles to the ops, so calls on CuPy arrays launch from C (opfunctions.py)."},
     {"op_stats", op_stats, METH_NOARGS,
      "op_stats() -> {'served': n, 'declined': m, 'split': k}: op calls the compiled path ran, those it handed\n"
      "to Python, and kernel calls it split over threads."},
@@ -1498,7 +1883,13 @@ PyInit__fastpath(void)
     str_key = PyUnicode_InternFromString("_key");
     str_dtype = PyUnicode_InternFromString("dtype");
     str_out = PyUnicode_InternFromString("out");
-    if (!str_op || !str_policy || !str_add || !str_where || !str_key || !str_dtype || !str_out) {
+    str_shape = PyUnicode_InternFromString("shape");
+    str_strides = PyUnicode_InternFromString("strides");
+    str_data = PyUnicode_InternFromString("data");
+    str_ptr = PyUnicode_InternFromString("ptr");
+    str_device_id = PyUnicode_InternFromString("device_id");
+    if (!str_op || !str_policy || !str_add || !str_where || !str_key || !str_dtype || !str_out || !str_shape
+            || !str_strides || !str_data || !str_ptr || !str_device_id) {
         return NULL;
     }
     import_array();

@@ -21,7 +21,7 @@ from .dispatch import call as _eager_call
 from .folding import converter, fold_target
 from .limits import INT_RANGES
 from .ops import ALIASES, OPS, UNARY_OPS
-from .operands import SCALAR_TYPES, is_dask
+from .operands import SCALAR_TYPES, is_dask, is_device
 from .policies import get_policy
 from .store import check_store
 
@@ -36,6 +36,8 @@ def call(op: str, args, policy=None, out=None):
     if (out is not None and is_dask(out)) or any(is_dask(x) for x in args):
         from .dask import call as dask_call   # a lazy dask graph, one eager call per block
         return dask_call(op, args, policy, out)
+    if _fastpath is not None:
+        _bind_device_arrays(args, out)
     return _eager_call(op, args, policy, out)
 
 
@@ -68,20 +70,21 @@ def _fast_key(x):
 _FAST_CACHE_LIMIT = 4096
 
 
-def _fast_plan(op, args, policy):
+def _fast_plan(op, args, policy, array=_ndarray):
     """(plan, bounds) for the fast paths (the Python runners and the compiled dispatcher): the plan
     of calls like this one and the ((position, lo, hi), ...) its Python ints must lie in; None
-    where such calls always take the full path, _MISS where this one does (not remembered)."""
-    if not all(type(x) is _ndarray or type(x) in SCALAR_TYPES for x in args):
-        return None   # Python ints (value-dependent plans), gp.Array, cupy, ...
-    if any(type(x) is _ndarray and not x.dtype.isnative for x in args):
+    where such calls always take the full path, _MISS where this one does (not remembered).
+    ``array``: the one array type the fast path takes (numpy's, or CuPy's for the CUDA entries)."""
+    if not all(type(x) is array or type(x) in SCALAR_TYPES for x in args):
+        return None   # Python ints (value-dependent plans), gp.Array, arrays of another kind, ...
+    if any(type(x) is array and not x.dtype.isnative for x in args):
         return None   # the full path converts the byte order
-    if any(type(x) is _ndarray and x.ndim == 0 for x in args):
+    if any(type(x) is array and x.ndim == 0 for x in args):
         return _MISS   # 0-d arrays fold: not cached, as the key (the dtype) does not say ndim
     if any(type(x) is int and not _INT64[0] <= x <= _INT64[1] for x in args):
         return _MISS   # a plan of its own (PyTorch's uint64 kind), not one for every int
     pol = get_policy(policy)
-    if pol.rules.canonical and any(type(x) is _ndarray and D.dtype(x.dtype).name in pol.rules.canonical for x in args):
+    if pol.rules.canonical and any(type(x) is array and D.dtype(x.dtype).name in pol.rules.canonical for x in args):
         return None   # 64-bit arrays under JAX x32: the full path casts them first
     cached = cached_plan(op, args, policy)
     if cached is None:
@@ -95,7 +98,7 @@ def _fast_plan(op, args, policy):
         # first and a Python int second, that check is the int's sign: x // 2, x % 3, x ** 2 pass.
         # (the bounds of the int, from the policy's rules, keep 0 and negative divisors and
         # negative exponents and shift counts out)
-        if not (type(args[0]) is _ndarray and type(args[1]) is int):
+        if not (type(args[0]) is array and type(args[1]) is int):
             return None
     for d in (*plan.inputs, plan.result):
         if d.numpy is None:
@@ -232,7 +235,9 @@ def make_op(name: str):
 # entry point, how each Python scalar is folded, the bounds its ints must lie in, and whether the
 # plan's store rules allow out= / in place. A call that fits no entry - another layout, a value
 # out of bounds, an overlap, an unusual conversion - runs the Python function, unchanged, so
-# both give one result, error and warning (tests/test_dispatcher.py).
+# both give one result, error and warning (tests/test_dispatcher.py). Calls on CuPy arrays get
+# entries of their own once a call has brought CuPy's handles (_bind_device_arrays): the plan's
+# contiguous kernel, launched from C with one cuLaunchKernel (tests/test_hostcuda_dispatcher.py).
 
 # Kernel parameter types the C side converts a folded scalar into (enum in _fastpath.c).
 _FOLD_CODES = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
@@ -267,13 +272,15 @@ def _store_allowed(plan, inplace: bool) -> bool:
 def _make_entry(op, args, policy, out):
     """The compiled dispatcher's Entry for calls like this one, None where they always take the
     Python path, _MISS where this one does."""
-    if out is not None and (type(out) is not _ndarray or not out.dtype.isnative):
+    device = _device_array_type is not None and any(type(x) is _device_array_type for x in (*args, out))
+    array = _device_array_type if device else _ndarray
+    if out is not None and (type(out) is not array or not out.dtype.isnative):
         return None
-    found = _fast_plan(op, args, policy)
+    found = _fast_plan(op, args, policy, array)
     if found is None or found is _MISS:
         return found
     plan, bounds = found
-    if not any(type(x) is _ndarray for x in args):
+    if not any(type(x) is array for x in args):
         return None
     if out is not None and (D.dtype(out.dtype) is not plan.result or out.dtype != plan.result.numpy):
         return None   # computed in the result dtype, then cast: the Python path's temporary
@@ -287,13 +294,69 @@ def _make_entry(op, args, policy, out):
             return None
         folds.append((_FOLD_CODES.get(plan.inputs[i].name, -1), _FOLD_CODES[to.name],
                       converter(plan.inputs[i], to)))
+    stores = (_store_allowed(plan, False), _store_allowed(plan, True))
+    if device:
+        return _device_entry(plan, tuple(folds), bounds, stores)
     backend = get_backend("cpu")
     native = getattr(backend, "native_kernel", None)
     kernel = native(plan) if native is not None else None
     if kernel is None:
         return None
     return _fastpath.Entry(kernel.address, kernel, plan.result.numpy, backend.alloc, backend.pool_min_bytes,
-                           tuple(folds), bounds, _store_allowed(plan, False), _store_allowed(plan, True))
+                           tuple(folds), bounds, *stores)
+
+
+# The C type of the kernel parameter a folded scalar's carrier (_fastpath.c's Slot) fills, per
+# fold target: float16 and bfloat16 travel as the float32 that holds them exactly, a complex
+# scalar as its two parts.
+_CARRIER_CTYPES = {"bool": "bool", "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
+                   "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+                   "uint64": "unsigned long long", "float32": "float", "float64": "double", "complex64": "float",
+                   "complex128": "double", "float16": "float", "bfloat16": "float"}
+
+
+def _device_entry(plan, folds, bounds, stores):
+    """The Entry of calls on CuPy arrays: the plan's contiguous kernel, launched from C."""
+    backend = get_backend("cuda")
+    for i, d in enumerate((*plan.inputs, plan.result)):
+        is_array = i == len(plan.inputs) or not plan.folded[i]
+        if is_array and backend.storage_dtype(d) != d.numpy:
+            return None   # bit-pattern storage (bfloat16 on a CuPy without it): a gp.Array result
+    launch = backend.native_launch(plan)
+    if launch is None:
+        return None
+    for i, f in enumerate(plan.folded):
+        to = fold_target(plan, i) if f else None
+        if f and launch.scalars[i] != (_CARRIER_CTYPES[to.name], to.kind == "c"):
+            return None   # a parameter type the carrier does not fill
+    cp, _ = backend.device_handles()
+    return _fastpath.Entry(0, launch.kernel, plan.result.numpy, cp.empty, 0, folds, bounds, *stores,
+                           launch=(launch.address, launch.function, launch.device, launch.width, launch.block,
+                                   launch.max_blocks, launch.itemsizes, launch.aligns, launch.out_align,
+                                   tuple(int(bool(s and s[1])) for s in launch.scalars)))
+
+
+_device_array_type = None   # CuPy's ndarray, once a call brought one (bind_device)
+_device_module = None
+
+
+def _bind_device_arrays(args, out):
+    """Hand CuPy's handles to the compiled dispatcher when a call brings a CuPy array (of a CuPy
+    module it does not hold yet: the host test tier swaps it), so later calls launch from C."""
+    global _device_array_type, _device_module
+    for x in (*args, out):
+        t = type(x)
+        if t is _ndarray or t in SCALAR_TYPES or x is None or t is _device_array_type or not is_device(x):
+            continue
+        try:
+            cp, handles = get_backend("cuda").device_handles()
+        except Exception:  # noqa: BLE001 - no CuPy: the call says so in its own words
+            return
+        if t is handles[0] and cp is not _device_module:
+            _fastpath.bind_device(*handles)
+            _device_array_type, _device_module = t, cp
+            caches.clear_all()   # entries made for another CuPy's kernels
+        return
 
 
 def _entry_maker(name, cache):

@@ -272,15 +272,27 @@ def test_memory_and_disk_cache(tmp_path, monkeypatch):
     assert len(_cuda_modules._kernels) == n_kernels and cp.array_equal(r1, r2)
 
 
-def test_fast_runner_matches_run():
-    from gpupromote.backends import cuda_cupy
+def test_compiled_dispatcher_launches_from_c():
+    """Calls on contiguous CuPy arrays take the compiled dispatcher's CUDA entries (one
+    cuLaunchKernel from C, gpupromote/_fastpath.c) and give the Python launcher's result, bit for
+    bit, on the current stream."""
+    from gpupromote import opfunctions
+    if opfunctions._fastpath is None:
+        pytest.skip("the C extension was not built, or GPUPROMOTE_PURE_PYTHON is set")
+    stats = opfunctions._fastpath.op_stats
     a, b = cp.asarray(values("float16", 999, 1)), cp.asarray(values("float32", 999, 2))
-    plan = plan_for("add", [a, 2.5], policy="torch")
-    from gpupromote.folding import fold_scalar
-    runner = cuda_cupy.fast_runner(plan, [None, lambda v: fold_scalar(v, plan.inputs[1], plan.compute)])
-    r = runner(a, 2.5)
-    assert cp.array_equal(r, gp.add(a, 2.5, policy="torch"), equal_nan=True)
-    assert runner(a[::2], 2.5) is None or runner(a[::2], 2.5).shape == (500,)
-    plan2 = plan_for("add", [a, b], policy="torch")
-    runner2 = cuda_cupy.fast_runner(plan2, [None, None])
-    assert runner2(a, b[:10]) is None  # shapes differ: the full path takes it
+    i8 = cp.asarray(values("int8", 999, 3))
+    cases = [(gp.add, (a, b), "torch"), (gp.add, (a, 2.5), "torch"), (gp.multiply, (i8, 3), "numpy"),
+             (gp.subtract, (b, 1 + 2j), "numpy"), (gp.maximum, (i8, b), "jax")]
+    for fn, args, policy in cases:
+        want = fn.__wrapped__(*args, policy=policy)
+        fn(*args, policy=policy)   # the miss makes the entry
+        served = stats()["served"]
+        got = fn(*args, policy=policy)
+        assert stats()["served"] == served + 1, f"{fn.__name__}{[getattr(x, 'dtype', x) for x in args]} declined"
+        assert got.dtype == want.dtype and cp.array_equal(got, want, equal_nan=True)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        got = gp.add(a, b, policy="torch")
+        stream.synchronize()
+    assert cp.array_equal(got, gp.add.__wrapped__(a, b, policy="torch"), equal_nan=True)

@@ -7,7 +7,8 @@ stands on, and that needs no kernel.
     device_index, on_device     which device a call or an allocation runs on
     empty(shape, dtype)         a device array in the storage dtype
 
-The CuPy module handle (``_cp``) lives here and only here: the compile cache
+The CuPy module handle (``_cp``) and the driver's launch function (``_cu_launch_kernel``) live
+here and only here: the compile cache
 (backends/_cuda_modules.py) and the launcher (backends/_cuda_launch.py) reach CuPy through
 ``cupy_module()``, so the host test tier (tests/hostcuda) swaps CuPy for all of them by setting
 ``_cp`` on this module.
@@ -35,7 +36,8 @@ import numpy as np
 
 from .. import dtypes as D
 
-__all__ = ["CudaUnavailable", "cupy_module", "available", "storage_dtype", "device_index", "on_device", "empty"]
+__all__ = ["CudaUnavailable", "cupy_module", "available", "storage_dtype", "device_index", "on_device", "empty",
+           "launch_kernel_address"]
 
 
 class CudaUnavailable(RuntimeError):
@@ -57,6 +59,24 @@ def cupy_module():
                 f"CUDA 12 driver) and an NVIDIA GPU; CuPy is not importable here: {exc}") from exc
         _cp = cupy
     return _cp
+
+
+_cu_launch_kernel = None   # cuLaunchKernel's address (0: none found); the host tier sets its own
+
+
+def launch_kernel_address() -> int:
+    """The address of the CUDA driver's cuLaunchKernel, which the compiled dispatcher calls with
+    CuPy's handles (gpupromote/_fastpath.c); 0 where the driver library cannot be opened."""
+    global _cu_launch_kernel
+    if _cu_launch_kernel is None:
+        import ctypes
+        try:
+            # the library CuPy has loaded already: the same driver, contexts and streams
+            driver = ctypes.CDLL("libcuda.so.1")
+            _cu_launch_kernel = ctypes.cast(driver.cuLaunchKernel, ctypes.c_void_p).value or 0
+        except (OSError, AttributeError):
+            _cu_launch_kernel = 0
+    return _cu_launch_kernel
 
 
 def available() -> tuple[bool, str]:

@@ -1,7 +1,7 @@
 """Launching the CUDA engine's kernels: everything between a call's arrays and one kernel launch.
 
     run(plan, args, out, flags)       evaluate a Plan or an ir.Kernel into ``out``
-    fast_runner(plan, converters)     the dispatcher's cached runner for contiguous same-shape calls
+    native_launch(plan)               what the compiled dispatcher needs to launch a plan's kernel itself
     set_launch_config(block, waves)   threads per block and waves of resident blocks
     clear_memory_cache()              forget loaded kernels and launchers (the disk cache stays)
 
@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
 from . import _cuda_source as S
-from ._cuda_device import cupy_module, storage_dtype
+from .. import caches
+from ._cuda_device import cupy_module, launch_kernel_address
 from ._cuda_modules import forget_kernels, loaded_kernel
 
-__all__ = ["run", "fast_runner", "set_launch_config", "clear_memory_cache"]
+__all__ = ["run", "native_launch", "NativeLaunch", "set_launch_config", "clear_memory_cache"]
 
 _BLOCK = int(os.environ.get("GP_CUDA_BLOCK", "256"))
 # Blocks per SM resident at once (2048 threads / SM on sm_80+) times this many waves: the grid of
@@ -66,6 +68,7 @@ def set_launch_config(block: int | None = None, waves: int | None = None) -> tup
         _device_info.clear()
         _launchers.clear()
         _by_id.clear()
+    caches.clear_all()   # the compiled dispatcher's entries hold the old configuration
     return old
 
 
@@ -75,6 +78,7 @@ def clear_memory_cache() -> None:
         forget_kernels()
         _launchers.clear()
         _by_id.clear()
+    caches.clear_all()   # and the compiled dispatcher's entries, which hold loaded kernels
 
 
 _SCALAR_TYPES = {"bool": np.bool_, "signed char": np.int8, "short": np.int16, "int": np.int32,
@@ -256,34 +260,35 @@ def run(plan, args, out, flags=None):
     return _launcher(plan)(args, out, flags)
 
 
-def fast_runner(plan, converters):
-    """A runner for the dispatcher's cache: ``runner(*args)`` folds the scalars with
-    ``converters[i]`` (None for array operands), allocates the output and launches, or returns
-    None when the arrays are not all contiguous and of one shape (the full path handles those)."""
-    cp = cupy_module()
-    L = _launcher(plan)
-    store = storage_dtype(plan.result)
-    empty_ = cp.empty
-    folded = [(i, c) for i, c in enumerate(converters) if c is not None]
+class NativeLaunch(NamedTuple):
+    """How the compiled dispatcher (gpupromote/_fastpath.c, "CUDA entries") launches one plan's
+    contiguous kernel with cuLaunchKernel: the same kernel, parameters and grid as _Launcher."""
+    address: int        # cuLaunchKernel
+    function: int       # the CUfunction of the vectorized contiguous kernel
+    kernel: object      # the CuPy function holding it (and its module) loaded
+    device: int         # where it is loaded
+    width: int          # elements per thread per step
+    block: int
+    max_blocks: int
+    itemsizes: tuple    # per operand: bytes per element of an array, 0 for a folded scalar
+    aligns: tuple       # per operand: the alignment its data pointer needs for this kernel, 0 if folded
+    out_align: int
+    scalars: tuple      # per operand: (C type, complex split) of a folded scalar parameter, else None
 
-    def runner(*args):
-        shape = None
-        for i in L.arrays:
-            a = args[i]
-            if shape is None:
-                shape = a.shape
-                if a.device.id != L.device:
-                    return None   # arrays on another device than this runner's: the full path
-            elif a.shape != shape:
-                return None
-        if shape is None:
-            return None
-        if folded:
-            args = list(args)
-            for i, c in folded:
-                args[i] = c(args[i])
-        out = empty_(shape, store)
-        if out.size:
-            L(args, out)
-        return out
-    return runner
+
+def native_launch(plan) -> NativeLaunch | None:
+    """The launch of ``plan``'s contiguous kernel on the current device, for calls the compiled
+    dispatcher runs itself; None when there is none to give (a kernel with pre-launch check
+    flags, or no driver library to call)."""
+    address = launch_kernel_address()
+    L = _launcher(plan)
+    if L.nflags or not address:
+        return None
+    k = L.vec or L._load_vec()
+    itemsizes, aligns, scalars = [0] * len(L.kernel.params), [0] * len(L.kernel.params), [None] * len(L.kernel.params)
+    for i, size, align in zip(L.arrays, L.itemsizes, L.aligns):
+        itemsizes[i], aligns[i] = size, align
+    for i, ctype, split in S.scalar_parameters(L.kernel):
+        scalars[i] = (ctype, split)
+    return NativeLaunch(address, int(k.ptr), k, L.device, L.width, _BLOCK, L.max_blocks, tuple(itemsizes),
+                        tuple(aligns), L.out_align, tuple(scalars))

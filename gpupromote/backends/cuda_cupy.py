@@ -9,7 +9,7 @@ device-array functions that launch kernels (asarray, copyto) and BACKEND; the re
 
     backends/_cuda_device.py    CuPy, devices, storage dtypes (which CuPy dtype holds each DType), empty
     backends/_cuda_modules.py   compiling kernels with NVRTC; the disk cache and the loaded kernels
-    backends/_cuda_launch.py    the launcher: layouts, alignment, grid sizes; run, fast_runner
+    backends/_cuda_launch.py    the launcher: layouts, alignment, grid sizes; run, native_launch
 
 Each piece of mutable state has one owner module, where it is read: the CuPy handle ``_cp`` in
 _cuda_device, ``load_module`` and the loaded kernels in _cuda_modules, the launch configuration and
@@ -29,11 +29,12 @@ import numpy as np
 from .. import dtypes as D
 from . import _cuda_source as S
 from ._cuda_device import CudaUnavailable, available, cupy_module, device_index, empty, on_device, storage_dtype
-from ._cuda_launch import clear_memory_cache, fast_runner, run, set_launch_config
+from ._cuda_launch import clear_memory_cache, native_launch, run, set_launch_config
 from ._cuda_modules import kernel_cache_dir, precompile
 
 __all__ = ["run", "storage_dtype", "empty", "copyto", "asarray", "device_index", "on_device", "available",
-           "precompile", "kernel_cache_dir", "clear_memory_cache", "set_launch_config", "BACKEND", "CudaUnavailable"]
+           "precompile", "kernel_cache_dir", "clear_memory_cache", "set_launch_config", "native_launch",
+           "device_handles", "BACKEND", "CudaUnavailable"]
 
 
 def asarray(x, dtype=None, device=None):
@@ -91,6 +92,14 @@ def copyto(dst, src, dst_dtype=None, src_dtype=None):
     return dst
 
 
+def device_handles():
+    """(the CuPy module, (ndarray, empty, runtime.getDevice, get_current_stream, driver.CUDADriverError)):
+    what the compiled dispatcher calls CuPy through when it launches a kernel itself."""
+    cp = cupy_module()
+    return cp, (cp.ndarray, cp.empty, cp.cuda.runtime.getDevice, cp.cuda.get_current_stream,
+                cp.cuda.driver.CUDADriverError)
+
+
 class _CudaBackend:
     """The object gpupromote.backends.get_backend("cuda") returns."""
     name = "cuda"
@@ -119,7 +128,8 @@ class _CudaBackend:
     on_device = staticmethod(on_device)
 
     storage_dtype = staticmethod(storage_dtype)
-    fast_runner = staticmethod(fast_runner)
+    native_launch = staticmethod(native_launch)
+    device_handles = staticmethod(device_handles)
 
 
 BACKEND = _CudaBackend()

@@ -1,6 +1,6 @@
 """The host execution tier: gpupromote's generated CUDA, run on the CPU behind the real launcher.
 
-Tests only (not a user backend). ``installed()`` points the CUDA engine's two seams at host
+Tests only (not a user backend). ``installed()`` points the CUDA engine's seams at host
 stand-ins and back, each on the one module that owns it and reads it (cuda_cupy only re-exports
 the engine's interface: a name set on it would be read by nothing):
 
@@ -8,6 +8,8 @@ the engine's interface: a name set on it would be read by nothing):
   buffers with guard zones, CuPy's flags and argument packing, several devices); every part of
   the engine reaches CuPy through ``_cuda_device.cupy_module()``. ``_cuda_device._bf16_native``
   says whether that CuPy has bfloat16 arrays;
+* ``_cuda_device._cu_launch_kernel``: the driver's cuLaunchKernel, which the compiled dispatcher
+  calls with CuPy's handles, here fake_cupy.cu_launch_kernel (the same checks and launch);
 * ``_cuda_modules.load_module(source, any_complex, device_id) -> (module, how)``: instead of NVRTC
   and cuModuleLoad, the very source string is compiled with g++ (tests/hostcuda/builder.py) and
   its kernels are launched over the grid the launcher computes. ``_cuda_modules.loaded_kernel``
@@ -68,14 +70,16 @@ def installed(devices: int = 2, sms: int | None = None, bf16_native: bool = True
         module = fake_cupy.Module(build, source, device_id)
         return module, ("disk" if build.is_built(module.key) else "compiled")
 
-    saved = (_cuda_device._cp, _cuda_device._bf16_native, _cuda_modules.load_module)
+    saved = (_cuda_device._cp, _cuda_device._bf16_native, _cuda_device._cu_launch_kernel, _cuda_modules.load_module)
     fake_cupy.reset(devices, sms)
-    _cuda_device._cp, _cuda_device._bf16_native, _cuda_modules.load_module = fake_cupy, bf16_native, load_module
+    (_cuda_device._cp, _cuda_device._bf16_native, _cuda_device._cu_launch_kernel,
+     _cuda_modules.load_module) = fake_cupy, bf16_native, fake_cupy.launch_kernel_address(), load_module
     _forget_kernels(cuda_cupy)
     try:
         yield fake_cupy
     finally:
-        _cuda_device._cp, _cuda_device._bf16_native, _cuda_modules.load_module = saved
+        (_cuda_device._cp, _cuda_device._bf16_native, _cuda_device._cu_launch_kernel,
+         _cuda_modules.load_module) = saved
         _forget_kernels(cuda_cupy)
         fake_cupy.reset()
 

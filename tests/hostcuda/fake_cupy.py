@@ -48,7 +48,9 @@ SMS = int(os.environ.get("GP_HOSTCUDA_SMS", "132"))  # an H100's SM count: the l
 REVERSE_ORDER = os.environ.get("GP_HOSTCUDA_ORDER", "forward") == "reverse"  # run blocks / threads backwards
 
 launches: list = []   # (kernel name, grid, block, device) of every launch, for tests to inspect
+driver_launches = 0   # of them, those made through cu_launch_kernel (gpupromote's compiled dispatcher)
 _current = 0
+_driver_failures: list = []   # the message of a failed cu_launch_kernel, for CUDADriverError(status)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -61,11 +63,16 @@ _STATUS = {"CUDA_ERROR_INVALID_VALUE": 1, "CUDA_ERROR_INVALID_IMAGE": 200, "CUDA
 
 class CUDADriverError(RuntimeError):
     """cupy.cuda.driver.CUDADriverError: the message starts with the CUresult name, ``status`` is
-    its value."""
+    its value. Built from a CUresult (as CuPy builds it from a status), the message is the one
+    the last failed driver-level launch (cu_launch_kernel) left."""
 
     def __init__(self, message):
+        if isinstance(message, int):
+            status, message = message, _driver_failures.pop() if _driver_failures else f"CUresult {message}"
+        else:
+            status = _STATUS.get(str(message).split(":")[0])
         super().__init__(message)
-        self.status = _STATUS.get(str(message).split(":")[0])
+        self.status = status
 
 
 class CUDARuntimeError(RuntimeError):
@@ -122,8 +129,21 @@ def _device_properties(i):
     return {"name": b"gpupromote host emulation (g++)", "major": 9, "minor": 0, "multiProcessorCount": SMS}
 
 
+class Stream:
+    """cupy.cuda.Stream: the emulation has the null stream only."""
+    ptr = 0
+
+
+def _get_current_stream(device_id=-1):
+    return Stream.null
+
+
+Stream.null = Stream()
+
 cuda = types.SimpleNamespace(
     Device=Device,
+    Stream=Stream,
+    get_current_stream=_get_current_stream,
     runtime=types.SimpleNamespace(getDevice=_get_device, setDevice=_set_device, getDeviceCount=lambda: DEVICES,
                                   getDeviceProperties=_device_properties, driverGetVersion=lambda: 13000,
                                   CUDARuntimeError=CUDARuntimeError),
@@ -507,16 +527,50 @@ class Kernel:
             raise CUDADriverError(f"CUDA_ERROR_INVALID_VALUE: {self.name} launched with grid {grid}, block {block}")
         if any(g != 1 for g in grid[1:]) or any(b != 1 for b in block[1:]):
             raise CUDADriverError(f"{self.name}: the host emulation runs 1-d grids only, got grid {grid}, block {block}")
+        library = self._library()
+        buffers, arrays = self._pack(args, library.sizes[self.name])
+        pointers = (ctypes.c_void_p * max(1, len(buffers)))(*[ctypes.addressof(b) for b in buffers])
+        self._run(library, grid[0], block[0], pointers, arrays)
+
+    @property
+    def ptr(self) -> int:
+        """The CUfunction handle cu_launch_kernel takes (Function.ptr in CuPy)."""
+        handle = id(self)
+        _functions[handle] = self
+        return handle
+
+    def _library(self):
         if _current != self.module.device:
             raise CUDADriverError(f"CUDA_ERROR_INVALID_HANDLE: {self.name} was loaded on device {self.module.device} "
                                   f"and launched while device {_current} is current")
         library = self.module.library()
         if self._launch is None:
             self._launch = library.launcher(self.name)
-        buffers, arrays = self._pack(args, library.sizes[self.name])
-        pointers = (ctypes.c_void_p * max(1, len(buffers)))(*[ctypes.addressof(b) for b in buffers])
-        launches.append((self.name, grid[0], block[0], _current))
-        self._launch(grid[0], block[0], pointers, int(REVERSE_ORDER))
+        return library
+
+    def launch_raw(self, grid, block, params):
+        """cuLaunchKernel's view of a launch: ``params[i]`` points at parameter i's bytes, as the
+        driver reads them; a pointer parameter must point into an allocation on the current
+        device."""
+        library = self._library()
+        arrays = []
+        for i, (p, size) in enumerate(zip(self.params, library.sizes[self.name])):
+            if not p.is_pointer:
+                continue
+            address = ctypes.c_uint64.from_address(params[i]).value
+            mem = next((m for m in list(_allocations) if m.contains(address, address + 1)), None)
+            where = f"{self.name} parameter {i} ({p.ctype} {p.name})"
+            if mem is None:
+                raise CUDADriverError(f"CUDA_ERROR_ILLEGAL_ADDRESS: {where} is {address:#x}, in no allocation")
+            if mem.device != _current:
+                raise CUDADriverError(f"CUDA_ERROR_ILLEGAL_ADDRESS: {where} points into device {mem.device}'s "
+                                      f"memory; the kernel runs on device {_current} (no peer access)")
+            arrays.append(types.SimpleNamespace(_mem=mem))
+        self._run(library, grid, block, params, arrays)
+
+    def _run(self, library, grid, block, pointers, arrays):
+        launches.append((self.name, grid, block, _current))
+        self._launch(grid, block, pointers, int(REVERSE_ORDER))
         count, first = library.take_faults()
         if count:
             raise CUDADriverError(f"{first.split(':', 1)[0]} in kernel {self.name} ({count} fault(s)); the first: "
@@ -578,6 +632,42 @@ class Module:
         return Kernel(self, name)
 
 
+_functions: dict = {}   # CUfunction handle -> Kernel
+
+
+@ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                  ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                  ctypes.POINTER(ctypes.c_void_p))
+def cu_launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+    """cuLaunchKernel for the host kernels: the CUresult, 0 when the launch ran cleanly; the
+    message of a failure waits for CUDADriverError(status)."""
+    global driver_launches
+    try:
+        kernel = _functions.get(f or 0)
+        if kernel is None:
+            raise CUDADriverError(f"CUDA_ERROR_INVALID_HANDLE: no loaded function {f}")
+        if shared_mem or stream or extra:
+            raise CUDADriverError("CUDA_ERROR_INVALID_VALUE: the host emulation launches without dynamic shared "
+                                  "memory, streams or extra")
+        if not (1 <= gx <= 2**31 - 1 and 1 <= bx <= 1024) or (gy, gz, by, bz) != (1, 1, 1, 1):
+            raise CUDADriverError(f"CUDA_ERROR_INVALID_VALUE: {kernel.name} launched with grid {(gx, gy, gz)}, "
+                                  f"block {(bx, by, bz)}")
+        driver_launches += 1
+        kernel.launch_raw(gx, bx, params)
+    except CUDADriverError as exc:
+        _driver_failures[:] = [str(exc)]
+        return exc.status or _STATUS["CUDA_ERROR_INVALID_VALUE"]
+    except Exception as exc:  # noqa: BLE001 - a ctypes callback must not raise
+        _driver_failures[:] = [f"CUDA_ERROR_INVALID_VALUE: {type(exc).__name__}: {exc}"]
+        return _STATUS["CUDA_ERROR_INVALID_VALUE"]
+    return 0
+
+
+def launch_kernel_address() -> int:
+    """cu_launch_kernel's address: what the engine calls instead of the driver's cuLaunchKernel."""
+    return ctypes.cast(cu_launch_kernel, ctypes.c_void_p).value
+
+
 def reset(devices: int = 2, sms: int | None = None) -> None:
     """Forget launches, make device 0 current, set the number of devices and SMs."""
     global DEVICES, SMS, _current
@@ -585,6 +675,7 @@ def reset(devices: int = 2, sms: int | None = None) -> None:
     if sms is not None:
         SMS = sms
     launches.clear()
+    _driver_failures.clear()
 
 
 def launched_since(mark: int):
