@@ -1189,7 +1189,8 @@ entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
  * CUDA entries: a call on CuPy arrays is one cuLaunchKernel of the plan's contiguous kernel.
  *
  * CuPy provides the handles (bind_device): its ndarray type, cupy.empty for the output, the
- * current device and stream, and CUDADriverError for a launch the driver refuses; the entry holds
+ * current device and stream, CUDADriverError for a launch the driver refuses, and a runtime call
+ * that makes the device's context current on a thread's first launch there; the entry holds
  * the CUfunction that backends/_cuda_modules loaded and the launch configuration of
  * backends/_cuda_launch (native_launch), so the grid is the one the Python launcher would choose.
  * What this path takes: arrays of one shape, C-contiguous, on the current device, each data
@@ -1202,6 +1203,15 @@ static PyObject *device_empty;            /* cupy.empty */
 static PyObject *current_device;          /* cupy.cuda.runtime.getDevice */
 static PyObject *current_stream;          /* cupy.cuda.get_current_stream */
 static PyObject *driver_error;            /* cupy.cuda.driver.CUDADriverError */
+static PyObject *ensure_context;          /* cupy.cuda.runtime.memGetInfo: a runtime call, which makes the
+                                           * device's primary context current on the calling thread */
+/* The devices whose context this thread has made current (bit d: device d), as CuPy's launcher
+ * does once per thread and device (runtime._ensure_context) before its first cuLaunchKernel. */
+#if defined(_MSC_VER)
+static __declspec(thread) unsigned long long contexts_ready;
+#else
+static _Thread_local unsigned long long contexts_ready;
+#endif
 static PyObject *str_shape, *str_strides, *str_data, *str_ptr, *str_device_id;
 
 static int
@@ -1311,6 +1321,15 @@ entry_run_device(EntryObject *e, PyObject *const *args, PyObject *out, int *rais
     Py_XDECREF(c);
     if (current != e->device) {
         goto decline;   /* the kernel is loaded on e->device, and CuPy allocates on the current one */
+    }
+    unsigned long long device_bit = e->device < 64 ? 1ull << e->device : 0;
+    if (!(contexts_ready & device_bit)) {
+        PyObject *r = PyObject_CallNoArgs(ensure_context);
+        if (r == NULL) {
+            goto decline;
+        }
+        Py_DECREF(r);
+        contexts_ready |= device_bit;
     }
     if (out != Py_None) {
         PyObject *s;
@@ -1816,10 +1835,13 @@ bind_ops(PyObject *module, PyObject *args)
 static PyObject *
 bind_device(PyObject *module, PyObject *args)
 {
-    PyObject *nd, *empty, *device, *stream, *error;
-    if (!PyArg_ParseTuple(args, "O!OOOO:bind_device", &PyType_Type, &nd, &empty, &device, &stream, &error)) {
+    PyObject *nd, *empty, *device, *stream, *error, *context;
+    if (!PyArg_ParseTuple(args, "O!OOOOO:bind_device", &PyType_Type, &nd, &empty, &device, &stream, &error,
+                          &context)) {
         return NULL;
     }
+    Py_XSETREF(ensure_context, Py_NewRef(context));
+    contexts_ready = 0;
     Py_XSETREF(device_array_type, (PyTypeObject *)Py_NewRef(nd));
     Py_XSETREF(device_empty, Py_NewRef(empty));
     Py_XSETREF(current_device, Py_NewRef(device));
@@ -1856,7 +1878,7 @@ static PyMethodDef methods[] = {
     {"bind_ops", bind_ops, METH_VARARGS,
      "bind_ops(current_policy, ndarray)\nHand the policy context variable and numpy.ndarray to the ops (dispatch.py)."},
     {"bind_device", bind_device, METH_VARARGS,
-     "bind_device(ndarray, empty, get_device, get_current_stream, driver_error)\n"
+     "bind_device(ndarray, empty, get_device, get_current_stream, driver_error, ensure_context)\n"
      "Hand CuPy's array type and handles to the ops, so calls on CuPy arrays launch from C (opfunctions.py)."},
     {"op_stats", op_stats, METH_NOARGS,
      "op_stats() -> {'served': n, 'declined': m, 'split': k}: op calls the compiled path ran, those it handed\n"

@@ -279,3 +279,27 @@ def test_device_calls_keep_reference_counts(host):
     launches = host.driver_launches
     assert_no_reference_leaked_or_dropped(run, [a, b, out, a.dtype, b.dtype, "torch", None, True, False])
     assert host.driver_launches - launches == 3 * 2010
+
+
+def test_a_new_thread_makes_its_context_current_before_launching(host):
+    """cuLaunchKernel needs the device's context current on the calling thread (the emulated
+    driver refuses it otherwise): a thread whose first call is a cache hit must make it current
+    itself, as CuPy's own launcher does once per thread and device."""
+    import threading
+    make = _maker(host, ("float16", "float32"), policy="torch")
+    args, kwargs = make()
+    want = host_result(gp.add.__wrapped__(*args, **kwargs), host)
+    gp.add(*args, **kwargs)   # the entry, made on this thread
+    results = []
+
+    def worker():
+        launches = host.driver_launches
+        try:
+            results.append((host_result(gp.add(*args, **kwargs), host), host.driver_launches - launches))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            results.append(exc)
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    (got, launches), = results
+    assert launches == 1 and got[0] == want[0] and got[1].tobytes() == want[1].tobytes()

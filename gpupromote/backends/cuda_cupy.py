@@ -93,11 +93,13 @@ def copyto(dst, src, dst_dtype=None, src_dtype=None):
 
 
 def device_handles():
-    """(the CuPy module, (ndarray, empty, runtime.getDevice, get_current_stream, driver.CUDADriverError)):
-    what the compiled dispatcher calls CuPy through when it launches a kernel itself."""
+    """(the CuPy module, (ndarray, empty, runtime.getDevice, get_current_stream, driver.CUDADriverError,
+    runtime.memGetInfo)): what the compiled dispatcher calls CuPy through when it launches a kernel
+    itself. memGetInfo is any runtime call: it makes the current device's primary context current
+    on the calling thread, which cuLaunchKernel needs (CuPy's launcher makes one too, once per thread)."""
     cp = cupy_module()
     return cp, (cp.ndarray, cp.empty, cp.cuda.runtime.getDevice, cp.cuda.get_current_stream,
-                cp.cuda.driver.CUDADriverError)
+                cp.cuda.driver.CUDADriverError, cp.cuda.runtime.memGetInfo)
 
 
 class _CudaBackend:

@@ -22,12 +22,19 @@ matters to them:
   and the type against the parameter's C type in the kernel's signature, runs every (block,
   thread) of the grid, then raises CUDADriverError for any fault the sanitizer saw and for any
   byte written outside an allocation.
+* driver-level launches: ``cu_launch_kernel`` (at ``launch_kernel_address()``) is cuLaunchKernel
+  for these kernels, called with a function's ``ptr`` and the parameters' addresses: it refuses
+  an unknown handle, a grid or block out of range, a pointer into no allocation or into another
+  device's memory, and a thread on which no runtime call has made the device's context current
+  (CuPy's launcher makes one; a pool allocation does not), then launches as above. A failure
+  returns its CUresult and leaves its message for ``CUDADriverError(status)``.
 """
 from __future__ import annotations
 
 import ctypes
 import itertools
 import os
+import threading
 import types
 import weakref
 
@@ -57,7 +64,8 @@ _driver_failures: list = []   # the message of a failed cu_launch_kernel, for CU
 # cupy.cuda
 
 # CUresult values of the names the emulation raises (cuda.h)
-_STATUS = {"CUDA_ERROR_INVALID_VALUE": 1, "CUDA_ERROR_INVALID_IMAGE": 200, "CUDA_ERROR_ILLEGAL_ADDRESS": 700,
+_STATUS = {"CUDA_ERROR_INVALID_VALUE": 1, "CUDA_ERROR_INVALID_IMAGE": 200, "CUDA_ERROR_INVALID_CONTEXT": 201,
+           "CUDA_ERROR_INVALID_HANDLE": 400, "CUDA_ERROR_ILLEGAL_ADDRESS": 700,
            "CUDA_ERROR_MISALIGNED_ADDRESS": 716}
 
 
@@ -124,6 +132,21 @@ def _set_device(i):
     Device(i).use()
 
 
+_threads = threading.local()   # .contexts: the devices whose context this thread has made current
+
+
+def _ensure_context():
+    """A runtime call makes the current device's primary context current on the calling thread."""
+    if not hasattr(_threads, "contexts"):
+        _threads.contexts = set()
+    _threads.contexts.add(_current)
+
+
+def _mem_get_info():
+    _ensure_context()
+    return (80 << 30, 80 << 30)
+
+
 def _device_properties(i):
     Device(i)
     return {"name": b"gpupromote host emulation (g++)", "major": 9, "minor": 0, "multiProcessorCount": SMS}
@@ -145,6 +168,7 @@ cuda = types.SimpleNamespace(
     Stream=Stream,
     get_current_stream=_get_current_stream,
     runtime=types.SimpleNamespace(getDevice=_get_device, setDevice=_set_device, getDeviceCount=lambda: DEVICES,
+                                  memGetInfo=_mem_get_info,
                                   getDeviceProperties=_device_properties, driverGetVersion=lambda: 13000,
                                   CUDARuntimeError=CUDARuntimeError),
     driver=types.SimpleNamespace(CUDADriverError=CUDADriverError),
@@ -191,6 +215,8 @@ def _allocate(shape, dtype, order="C", device=None) -> "ndarray":
     dtype = np.dtype(dtype)
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    # Note: no context is made current here: CuPy's memory pool hands out cached blocks without a
+    # runtime call, so an allocation cannot be counted on to make one
     mem = _Allocation(nbytes, _current if device is None else device)
     _allocations.add(mem)
     view = np.ndarray(shape, dtype, buffer=mem.body, order=order)
@@ -527,6 +553,7 @@ class Kernel:
             raise CUDADriverError(f"CUDA_ERROR_INVALID_VALUE: {self.name} launched with grid {grid}, block {block}")
         if any(g != 1 for g in grid[1:]) or any(b != 1 for b in block[1:]):
             raise CUDADriverError(f"{self.name}: the host emulation runs 1-d grids only, got grid {grid}, block {block}")
+        _ensure_context()   # CuPy's launcher: runtime._ensure_context() before cuLaunchKernel
         library = self._library()
         buffers, arrays = self._pack(args, library.sizes[self.name])
         pointers = (ctypes.c_void_p * max(1, len(buffers)))(*[ctypes.addressof(b) for b in buffers])
@@ -646,6 +673,9 @@ def cu_launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extr
         kernel = _functions.get(f or 0)
         if kernel is None:
             raise CUDADriverError(f"CUDA_ERROR_INVALID_HANDLE: no loaded function {f}")
+        if _current not in getattr(_threads, "contexts", ()):
+            raise CUDADriverError(f"CUDA_ERROR_INVALID_CONTEXT: no context of device {_current} is current on "
+                                  f"this thread (a runtime call makes it current)")
         if shared_mem or stream or extra:
             raise CUDADriverError("CUDA_ERROR_INVALID_VALUE: the host emulation launches without dynamic shared "
                                   "memory, streams or extra")
