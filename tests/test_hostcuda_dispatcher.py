@@ -303,3 +303,25 @@ def test_a_new_thread_makes_its_context_current_before_launching(host):
     thread.join()
     (got, launches), = results
     assert launches == 1 and got[0] == want[0] and got[1].tobytes() == want[1].tobytes()
+
+
+def test_the_real_cupy_has_every_handle_the_c_path_reads():
+    """What the host tier stands in for, checked on the installed CuPy (no GPU needed): the
+    callables device_handles hands over, and the attributes _fastpath.c reads by name."""
+    cupy = pytest.importorskip("cupy")
+    from gpupromote.backends import _cuda_device, cuda_cupy
+    saved = _cuda_device._cp
+    _cuda_device._cp = cupy
+    try:
+        module, handles = cuda_cupy.device_handles()
+    finally:
+        _cuda_device._cp = saved
+    assert module is cupy and handles[0] is cupy.ndarray and handles[1] is cupy.empty
+    assert all(callable(h) for h in handles)
+    assert issubclass(handles[4], Exception)
+    for owner, names in ((cupy.ndarray, ("shape", "strides", "data", "dtype")),
+                         (cupy.cuda.MemoryPointer, ("ptr", "device_id")),
+                         (cupy.cuda.function.Function, ("ptr",))):
+        missing = [n for n in names if not hasattr(owner, n)]
+        assert not missing, f"{owner.__name__} has no {missing}"
+    assert cupy.cuda.Stream.null.ptr == 0   # a stream's ptr is set per instance
