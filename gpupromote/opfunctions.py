@@ -318,10 +318,9 @@ _CARRIER_CTYPES = {"bool": "bool", "int8": "signed char", "int16": "short", "int
 def _device_entry(plan, folds, bounds, stores):
     """The Entry of calls on CuPy arrays: the plan's contiguous kernel, launched from C."""
     backend = get_backend("cuda")
-    for i, d in enumerate((*plan.inputs, plan.result)):
-        is_array = i == len(plan.inputs) or not plan.folded[i]
-        if is_array and backend.storage_dtype(d) != d.numpy:
-            return None   # bit-pattern storage (bfloat16 on a CuPy without it): a gp.Array result
+    stored = [d for d, f in zip(plan.inputs, plan.folded) if not f] + [plan.result]
+    if any(backend.storage_dtype(d) != d.numpy for d in stored):
+        return None   # bit-pattern storage (bfloat16 on a CuPy without it): a gp.Array result
     launch = backend.native_launch(plan)
     if launch is None:
         return None

@@ -22,6 +22,7 @@ from gpupromote import opfunctions
 from gpupromote.policies import get_policy
 from tests import hostcuda
 from tests._refcounts import assert_no_reference_leaked_or_dropped
+from tests.engine_cases import values
 from tests.hostcuda_support import HOSTCUDA_MARKS, host_result
 
 pytestmark = [*HOSTCUDA_MARKS, pytest.mark.skipif(opfunctions._fastpath is None,
@@ -33,19 +34,6 @@ def host():
     with hostcuda.installed() as cp:
         gp.add(cp.ones(1, np.float32), cp.ones(1, np.float32))   # a CuPy array reaches the dispatcher: bound
         yield cp
-
-
-def _values(dtype, n, seed):
-    rng = np.random.default_rng(seed)
-    d = gp.dtype(dtype)
-    if d.kind == "b":
-        return rng.integers(0, 2, n).astype(bool)
-    if d.kind in "ui":
-        info = np.iinfo(d.numpy)
-        return rng.integers(max(info.min, -100), min(info.max, 100), n, endpoint=True).astype(d.numpy)
-    raw = rng.standard_normal(n) * 10
-    raw[:3] = [0.0, np.inf, np.nan][:n]
-    return (raw + 1j * rng.standard_normal(n)).astype(d.numpy) if d.kind == "c" else raw.astype(d.numpy)
 
 
 def _snapshot(x, cp):
@@ -116,7 +104,7 @@ POLICIES = ["numpy", "torch", "jax", "paddle"]
 
 def _maker(cp, operands, n=37, out=None, policy="numpy"):
     def make():
-        args = tuple(cp.asarray(_values(x, n, seed)) if isinstance(x, str) else x for seed, x in enumerate(operands))
+        args = tuple(cp.asarray(values(x, n, seed)) if isinstance(x, str) else x for seed, x in enumerate(operands))
         kwargs = {"policy": policy}
         if out is not None:
             kwargs["out"] = out(args)
@@ -171,14 +159,14 @@ def test_a_grid_larger_than_the_resident_blocks(host):
 # Calls it declines: the Python path runs them, or raises
 
 DECLINED = {
-    "broadcast": lambda cp: (cp.asarray(_values("float32", 12, 0)).reshape(3, 4), cp.asarray(_values("float32", 4, 1))),
-    "strided": lambda cp: (cp.asarray(_values("float32", 20, 0))[::2], cp.asarray(_values("float32", 10, 1))),
-    "misaligned view": lambda cp: (cp.asarray(_values("float32", 21, 0))[1:], cp.asarray(_values("float32", 20, 1))),
-    "Fortran order": lambda cp: (cp.asarray(np.asfortranarray(_values("float32", 12, 0).reshape(3, 4))),
-                                 cp.asarray(np.asfortranarray(_values("float32", 12, 1).reshape(3, 4)))),
-    "0-d device array": lambda cp: (cp.asarray(_values("float32", 5, 0)), cp.asarray(np.float16(2.5))),
-    "empty": lambda cp: (cp.asarray(_values("float32", 0, 0)), cp.asarray(_values("float32", 0, 1))),
-    "host array beside a device one": lambda cp: (cp.asarray(_values("float32", 5, 0)), _values("float32", 5, 1)),
+    "broadcast": lambda cp: (cp.asarray(values("float32", 12, 0)).reshape(3, 4), cp.asarray(values("float32", 4, 1))),
+    "strided": lambda cp: (cp.asarray(values("float32", 20, 0))[::2], cp.asarray(values("float32", 10, 1))),
+    "misaligned view": lambda cp: (cp.asarray(values("float32", 21, 0))[1:], cp.asarray(values("float32", 20, 1))),
+    "Fortran order": lambda cp: (cp.asarray(np.asfortranarray(values("float32", 12, 0).reshape(3, 4))),
+                                 cp.asarray(np.asfortranarray(values("float32", 12, 1).reshape(3, 4)))),
+    "0-d device array": lambda cp: (cp.asarray(values("float32", 5, 0)), cp.asarray(np.float16(2.5))),
+    "empty": lambda cp: (cp.asarray(values("float32", 0, 0)), cp.asarray(values("float32", 0, 1))),
+    "host array beside a device one": lambda cp: (cp.asarray(values("float32", 5, 0)), values("float32", 5, 1)),
 }
 
 
@@ -205,8 +193,8 @@ def test_scalars_at_the_edges_equal_the_python_path(host, dtype, value, policy):
 
 def test_a_2d_contiguous_call_is_served(host):
     def make():
-        return (host.asarray(_values("float16", 12, 0)).reshape(3, 4),
-                host.asarray(_values("float32", 12, 1)).reshape(3, 4)), {"policy": "torch"}
+        return (host.asarray(values("float16", 12, 0)).reshape(3, 4),
+                host.asarray(values("float32", 12, 1)).reshape(3, 4)), {"policy": "torch"}
     _check("add", "[(3, 4) + (3, 4)]", make, host, True)
 
 
@@ -239,8 +227,8 @@ def test_out_overlapping_an_operand_declines(host):
     """out 4 elements (16 bytes: still aligned) past an operand in one buffer: not element for
     element, so the Python path computes into a temporary first."""
     def make():
-        buffer = host.asarray(_values("float32", 41, 0))
-        return (buffer[:37], host.asarray(_values("float32", 37, 1))), {"out": buffer[4:]}
+        buffer = host.asarray(values("float32", 41, 0))
+        return (buffer[:37], host.asarray(values("float32", 37, 1))), {"out": buffer[4:]}
     _check("add", "[out overlapping operand 0]", make, host, False)
 
 
@@ -253,7 +241,7 @@ def test_the_store_rule_refuses_in_place_as_python_does(host):
 # Launch failures, references
 
 def test_a_failed_launch_raises_and_is_not_run_again(host):
-    a, b = host.asarray(_values("float32", 9, 0)), host.asarray(_values("float32", 9, 1))
+    a, b = host.asarray(values("float32", 9, 0)), host.asarray(values("float32", 9, 1))
     gp.add(a, b)   # the entry
     saved = dict(hostcuda.fake_cupy._functions)
     hostcuda.fake_cupy._functions.clear()   # every CUfunction handle now unknown to the "driver"
@@ -267,7 +255,7 @@ def test_a_failed_launch_raises_and_is_not_run_again(host):
 
 
 def test_device_calls_keep_reference_counts(host):
-    a, b = host.asarray(_values("float16", 64, 0)), host.asarray(_values("float32", 64, 1))
+    a, b = host.asarray(values("float16", 64, 0)), host.asarray(values("float32", 64, 1))
     out = host.empty(64, np.float32)
     gp.add(a, b, policy="torch")
 

@@ -285,7 +285,8 @@ def native_launch(plan) -> NativeLaunch | None:
     if L.nflags or not address:
         return None
     k = L.vec or L._load_vec()
-    itemsizes, aligns, scalars = [0] * len(L.kernel.params), [0] * len(L.kernel.params), [None] * len(L.kernel.params)
+    n = len(L.kernel.params)
+    itemsizes, aligns, scalars = [0] * n, [0] * n, [None] * n
     for i, size, align in zip(L.arrays, L.itemsizes, L.aligns):
         itemsizes[i], aligns[i] = size, align
     for i, ctype, split in S.scalar_parameters(L.kernel):
