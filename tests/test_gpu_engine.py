@@ -112,7 +112,9 @@ def test_issue_examples():
     assert isinstance(r, cp.ndarray) and r.dtype == np.float32
     _cpu_gpu("add", (a_h, b_h), "torch")
     h = cp.full(4, 1000, cp.float16)
-    assert float(gp.multiply(h, 1e-8, policy="torch")[0]) == pytest.approx(1e-5, rel=1e-3)  # opmath scalar
+    # opmath scalar: 1000 * 1e-8 in float32, then rounded once to float16 (a subnormal, 168 * 2**-24)
+    want = np.float16(np.float32(1000) * np.float32(1e-8))
+    assert float(gp.multiply(h, 1e-8, policy="torch")[0]) == float(want) == 168 * 2.0**-24
     assert float(gp.multiply(h, 1e-8, policy="numpy")[0]) == 0.0                            # rounded to f16 first
     r = gp.add(a, np.float32(2), policy="numpy")
     assert r.dtype == np.float32

@@ -11,4 +11,4 @@ timeout -s INT ${GP_T_OTHER:-90} python3 -m pytest tests -m gpu -q -p no:cachepr
   --ignore=tests/test_gpu_engine.py > $OUT/gpu-other.txt 2>&1
 GP_BENCH_RESULTS=$OUT/$TAG-$D.md GP_BENCH_COMMAND="PYTHONPATH=. python3 -m pytest bench/bench_gpu.py -m gpu -s" \
   timeout -s INT ${GP_T_BENCH:-170} python3 -m pytest bench/bench_gpu.py -m gpu -s -q -p no:cacheprovider > $OUT/bench.txt 2>&1
-tail -5 $OUT/gpu-tests.txt $OUT/gpu-other.txt $OUT/bench.txt
+tail -n 5 $OUT/gpu-tests.txt $OUT/gpu-other.txt $OUT/bench.txt
