@@ -291,5 +291,6 @@ def native_launch(plan) -> NativeLaunch | None:
         itemsizes[i], aligns[i] = size, align
     for i, ctype, split in S.scalar_parameters(L.kernel):
         scalars[i] = (ctype, split)
-    return NativeLaunch(address, int(k.ptr), k, L.device, L.width, _BLOCK, L.max_blocks, tuple(itemsizes),
+    # A RawKernel's CUfunction is its `kernel` (a cupy.cuda.Function, loaded on this device)
+    return NativeLaunch(address, int(k.kernel.ptr), k, L.device, L.width, _BLOCK, L.max_blocks, tuple(itemsizes),
                         tuple(aligns), L.out_align, tuple(scalars))

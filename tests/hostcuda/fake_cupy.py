@@ -537,6 +537,19 @@ def _packed(x):
     raise TypeError(f"Unsupported type {t}")  # CuPy's message: numpy arrays, lists, memoryviews, ...
 
 
+class _Function:
+    """cupy.cuda.Function: the handle of a loaded kernel."""
+
+    def __init__(self, kernel: "Kernel"):
+        self._kernel = kernel
+
+    @property
+    def ptr(self) -> int:
+        handle = id(self._kernel)
+        _functions[handle] = self._kernel
+        return handle
+
+
 class Kernel:
     """A kernel of a module, called as CuPy's: ``kernel(grid, block, args)``."""
 
@@ -560,11 +573,10 @@ class Kernel:
         self._run(library, grid[0], block[0], pointers, arrays)
 
     @property
-    def ptr(self) -> int:
-        """The CUfunction handle cu_launch_kernel takes (Function.ptr in CuPy)."""
-        handle = id(self)
-        _functions[handle] = self
-        return handle
+    def kernel(self) -> "_Function":
+        """The loaded function (RawKernel.kernel in CuPy: a cupy.cuda.Function, whose ``ptr`` is
+        the CUfunction handle cu_launch_kernel takes; a RawKernel itself has no ``ptr``)."""
+        return _Function(self)
 
     def _library(self):
         if _current != self.module.device:
