@@ -8,7 +8,7 @@ ORACLE := $(VENV)/.gp-oracle-installed
 
 .PHONY: test bench lint docs conformance clean
 
-$(STAMP): pyproject.toml setup.py gpupromote/_fastpath.c
+$(STAMP): pyproject.toml setup.py $(wildcard gpupromote/dispatch/fastpath/*.c gpupromote/dispatch/fastpath/*.h)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test,nvrtc,cuda,plot,dask]"

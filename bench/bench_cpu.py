@@ -36,8 +36,13 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from gpupromote.api import plan_for
-from gpupromote.backends import _cpu_pool, _numba_cache, _numba_kernels, cpu_numba
+from gpupromote.dispatch.api import plan_for
+from gpupromote.engines.cpu import (
+    pool as _cpu_pool,
+    cache as _numba_cache,
+    kernels as _numba_kernels,
+    engine as cpu_numba,
+)
 
 # every core this process may run on (GPUPROMOTE_NUM_THREADS's default counts Numba's, which
 # bench/run.py pins to 1 for the other suites)
@@ -315,8 +320,8 @@ def test_gpupromote_warm_load_per_kernel(benchmark):
 
 _CHILD = textwrap.dedent("""
     import time, numpy as np, gpupromote as gp
-    from gpupromote.api import plan_for
-    from gpupromote.backends import cpu_numba
+    from gpupromote.dispatch.api import plan_for
+    from gpupromote.engines.cpu import engine as cpu_numba
     gp.add(np.ones(4, np.float64), np.ones(4, np.float64))     # Numba's start-up
     operands = [[np.ones(4, a), np.ones(4, b)] for a, b in ((np.int16, np.float32), (np.float16, np.float32),
                                                             (np.int8, np.int32))]

@@ -56,9 +56,9 @@ if GPU:
     from cupyx.profiler import benchmark
 
     import gpupromote as gp
-    from gpupromote.api import plan_for
-    from gpupromote.backends import _cuda_source as S
-    from gpupromote.backends import _cuda_launch, _cuda_modules, cuda_cupy
+    from gpupromote.dispatch.api import plan_for
+    from gpupromote.engines.cuda import source as S
+    from gpupromote.engines.cuda import launch as _cuda_launch, modules as _cuda_modules, engine as cuda_cupy
 
 try:
     import torch

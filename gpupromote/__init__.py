@@ -4,24 +4,38 @@ Ascend aclnn and the Array API, exactly, with fused elementwise kernels on GPU a
 Every public name is declared here, so that linters and IDEs see it; none shadows a Python
 builtin (gp.bool_ is the bool dtype; gp.maximum, gp.minimum, gp.absolute and gp.power are the
 ops some frameworks call max, min, abs and pow)."""
-from .api import explain, get_policy_name, policies, promote_types, result_type, set_policy, spec, use_policy
-from .array import Array, asarray
-from .dtypes import (
+from .dispatch.api import explain, get_policy_name, policies, promote_types, result_type, set_policy, spec, use_policy
+from .dispatch.array import Array, asarray
+from .core.dtypes import (
     bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float8_e4m3fn, float8_e5m2, float16,
     bfloat16, float32, float64, complex32, complex64, complex128,
     DType, dtype,
 )
-from .errors import CacheWarning, IntegerDivisionByZero, PromotionError
-from .functions import (
+from .core.errors import CacheWarning, IntegerDivisionByZero, PromotionError
+from .dispatch.functions import (
     add, subtract, multiply, true_divide, floor_divide, remainder, fmod, power, maximum, minimum, fmax, fmin,
     equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor,
     bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, arctan2, hypot, copysign, logaddexp,
     nextafter, where, negative, absolute, invert, sub, mul, div, divide, atan2, eq, ne, lt, le, gt, ge, mod,
     floordiv, truediv, neg, bitwise_not, bitwise_invert,
 )
-from .fuse import fuse
-from . import operators as _operators  # noqa: F401  (attaches gp.Array's operators)
-from .ops import OPS
+from .dispatch.fuse import fuse
+from .dispatch import operators as _operators  # noqa: F401  (attaches gp.Array's operators)
+from .core.ops import OPS
+from .dispatch.operands import register_lazy as _register_lazy
+
+
+def _dask_call(op, args, policy, out):
+    from .integrations.dask import call   # imported with the first dask operand: dask stays optional
+    return call(op, args, policy, out)
+
+
+def _dask_call_fused(fused, args, out, policy):
+    from .integrations.dask import call_fused
+    return call_fused(fused, args, out, policy)
+
+
+_register_lazy(_dask_call, _dask_call_fused)
 
 __all__ = [
     "DType", "dtype", "PromotionError", "IntegerDivisionByZero", "CacheWarning", "OPS", "policies", "set_policy",

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """derive_none.py SAFE.jsonl.gz OUT.jsonl.gz: tensorflow-none = SAFE records, config 'none-derived',
 and an error where two tensors (t/z) of different dtypes had a result (RFC 431 NONE mode)."""
-import gzip, json, sys
+import gzip
+import json
+import sys
 src, dst = sys.argv[1], sys.argv[2]
 n = 0
 with gzip.open(src, "rt") as fi, gzip.open(dst + ".tmp", "wt") as fo:

@@ -7,8 +7,8 @@ import cupy as cp
 import numpy as np
 
 import gpupromote as gp
-from gpupromote import opfunctions as O
-from gpupromote.backends import get_backend
+from gpupromote.dispatch import opfunctions as O
+from gpupromote.engines import get_backend
 
 
 def step(name, fn):
@@ -32,7 +32,7 @@ step("fast_plan", lambda: O._fast_plan("add", (a, b), "torch", type(a)))
 be = get_backend("cuda")
 plan = step("plan", lambda: O._fast_plan("add", (a, b), "torch", type(a))[0])
 step("storage", lambda: [(be.storage_dtype(d), d.numpy) for d in (*plan.inputs, plan.result)])
-step("launch address", lambda: __import__("gpupromote.backends._cuda_device", fromlist=["x"]).launch_kernel_address())
+step("launch address", lambda: __import__("gpupromote.engines.cuda.device", fromlist=["x"]).launch_kernel_address())
 nl = step("native_launch", lambda: be.native_launch(plan))
 step("make_entry", lambda: O._make_entry("add", (a, b), "torch", None))
 step("a layout", lambda: (a.shape, a.strides, a.data.ptr, a.data.device_id, a.data.ptr % 16))

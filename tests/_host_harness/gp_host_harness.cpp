@@ -1,4 +1,4 @@
-// Host build of kernels/gpupromote_math.cuh for tests/test_nvrtc.py.
+// Host build of kernels/gpupromote_math.cuh for tests/engines/test_nvrtc.py.
 //
 // Compiled with g++ as plain C++17 (no CUDA headers needed) into a shared library; every
 // exported function applies one helper elementwise:

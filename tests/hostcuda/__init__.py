@@ -29,8 +29,8 @@ import contextlib
 import functools
 import os
 
-from . import fake_cupy
-from .builder import Builder, HostBuildError, toolchain
+from tests.hostcuda import fake_cupy
+from tests.hostcuda.builder import Builder, HostBuildError, toolchain
 
 __all__ = ["installed", "builder", "available", "fake_cupy", "Builder", "HostBuildError"]
 
@@ -62,7 +62,7 @@ def installed(devices: int = 2, sms: int | None = None, bf16_native: bool = True
 
     ``bf16_native``: whether the modelled CuPy has bfloat16 arrays (CuPy 14 with ml_dtypes does;
     without, gpupromote stores bfloat16 as uint16 bit patterns)."""
-    from gpupromote.backends import _cuda_device, _cuda_modules, cuda_cupy
+    from gpupromote.engines.cuda import device as _cuda_device, modules as _cuda_modules, engine as cuda_cupy
 
     build = builder(sanitize)
 

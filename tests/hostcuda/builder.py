@@ -136,7 +136,7 @@ def _default_cache_dir() -> str:
 @functools.lru_cache(maxsize=None)
 def toolchain() -> dict:
     """Compiler and include folders, or HostBuildError saying what is missing and how to get it."""
-    from gpupromote.backends import _nvrtc
+    from gpupromote.engines.cuda import nvrtc as _nvrtc
 
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not cxx:

@@ -40,7 +40,7 @@ import weakref
 
 import numpy as np
 
-from .builder import Builder
+from tests.hostcuda.builder import Builder
 
 __version__ = "14.2.0+hostcuda"  # the CuPy whose argument packing this models
 
@@ -657,7 +657,7 @@ class Module:
     by then) at the first launch."""
 
     def __init__(self, builder: Builder, source: str, device: int):
-        from .builder import kernel_signatures
+        from tests.hostcuda.builder import kernel_signatures
         self.builder, self.device = builder, device
         self.signatures = kernel_signatures(source)
         self.key = builder.submit(source)

@@ -1,0 +1,221 @@
+"""Every elementwise op, declared once: both kernel generators and the resolver read this table.
+
+Columns:
+  name      NumPy's name for the op (aliases below map the frameworks' names onto it)
+  arity     number of array operands
+  kind      promotion kind (kinds.PromotionKind), after PyTorch's ELEMENTWISE_TYPE_PROMOTION_KIND:
+              DEFAULT          result = compute = the promoted dtype
+              INT_TO_FLOAT     bool/int promoted dtypes become the policy's default float
+              ALWAYS_BOOL      computed in the promoted dtype, result bool
+              LOGICAL          like ALWAYS_BOOL; operands are only tested for truth
+              COMPLEX_TO_FLOAT computed in the promoted dtype; a complex one gives its real dtype
+  accepts   dtype kinds the op is defined on (b bool, u unsigned, i signed, f float, c complex);
+            checked on the compute dtype, policies may narrow it further (ops_refusing)
+  expr      the kernel expression over in0, in1 (in2 for where), already of the compute dtype
+
+The _OVERRIDES table gives an op other expressions for some compute dtypes; "when" is one of
+              "b", "ui", "c"   the compute dtype's kind is one of these letters
+              "f4", "c8"       the compute dtype is exactly this one (its 2-char code)
+              "xla"            integer compute under XLA's integer division (x // 0 is -1 or ~0)
+              "narrow"         the result is a narrow float; "{r}" in expr is its code
+
+Expressions are one term or two terms joined by one operator (``in0 + in1``, ``-in0``,
+``gp_truth(in0) & gp_truth(in1)``): a form that Python and C++ parse alike, whatever their
+operator precedences. ``gp_*`` helpers live in kernels/gpupromote_math.cuh and
+kernels/gpupromote_elementwise.cuh for CUDA, and in engines/cpu/helpers.py and
+engines/cpu/elementwise.py (their twins, by the same names) for Numba.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .kinds import (ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
+                    PromotionKind, categories)
+
+__all__ = ["Op", "OPS", "UNARY_OPS", "ALIASES", "op_named"]
+
+_DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL = (PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT,
+                                                   PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
+                                                   PromotionKind.COMPLEX_TO_FLOAT)
+
+_NARROW_CODES = ("f2", "bf", "e4", "e5")
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    arity: int
+    kind: PromotionKind
+    accepts: str
+    expr: str
+    overrides: tuple = ()
+
+    def __post_init__(self):
+        # why: a misspelt kind or category raises here, at import, instead of acting as DEFAULT
+        object.__setattr__(self, "kind", PromotionKind(self.kind))
+        categories(self.accepts)
+
+    @property
+    def predicate(self) -> bool:
+        """Whether the op's value is a truth value whatever it computes in."""
+        return self.kind in (_BOOL, _LOGICAL)
+
+    def expression(self, compute, result=None, int_division: str = "numpy") -> str:
+        """The expression for computing in ``compute`` (a DType) into ``result``: the first
+        matching override, else ``expr``. The one place an op's kernel body is chosen."""
+        for when, expr in self.overrides:
+            if _matches(when, compute, result, int_division):
+                return expr.replace("{r}", result.code) if when == "narrow" else expr
+        return self.expr
+
+    def value_kind(self, compute) -> str:
+        """The kind of the op's value (before the result cast): b for predicates, the real kind
+        for COMPLEX_TO_FLOAT on complex, else the compute dtype's."""
+        if self.predicate:
+            return "b"
+        if self.kind == _TO_REAL and compute.kind == "c":
+            return "f"
+        return compute.kind
+
+
+def _matches(when, compute, result, int_division) -> bool:
+    if when == "xla":
+        return int_division == "xla" and compute.kind in "ui"
+    if when == "narrow":
+        return result is not None and result.code in _NARROW_CODES
+    if len(when) >= 2 and when[1].isdigit():
+        return compute.code == when
+    return compute.kind in when
+
+
+#     name             arity kind       accepts (core/kinds.py)  expr
+_TABLE = [
+    ("add",            2, _DEFAULT,  ALL_KINDS,          "in0 + in1"),
+    ("subtract",       2, _DEFAULT,  NUMERIC,            "in0 - in1"),                      # why: all frameworks refuse bool - bool
+    ("multiply",       2, _DEFAULT,  ALL_KINDS,          "in0 * in1"),
+    ("true_divide",    2, _TO_FLOAT, FLOATING,           "in0 / in1"),
+    ("floor_divide",   2, _DEFAULT,  REAL_NUMERIC,       "gp_floor_divide(in0, in1)"),      # why: no framework has a bool kernel
+    ("remainder",      2, _DEFAULT,  REAL_NUMERIC,       "gp_remainder(in0, in1)"),         # (NumPy, JAX: bool computes as int)
+    ("fmod",           2, _DEFAULT,  REAL_NUMERIC,       "gp_fmod(in0, in1)"),
+    ("power",          2, _DEFAULT,  ALL_KINDS,          "gp_power(in0, in1)"),
+    ("maximum",        2, _DEFAULT,  ALL_KINDS,          "gp_maximum(in0, in1)"),
+    ("minimum",        2, _DEFAULT,  ALL_KINDS,          "gp_minimum(in0, in1)"),
+    ("fmax",           2, _DEFAULT,  ALL_KINDS,          "gp_fmax(in0, in1)"),
+    ("fmin",           2, _DEFAULT,  ALL_KINDS,          "gp_fmin(in0, in1)"),
+    ("equal",          2, _BOOL,     ALL_KINDS,          "in0 == in1"),
+    ("not_equal",      2, _BOOL,     ALL_KINDS,          "in0 != in1"),
+    ("less",           2, _BOOL,     ALL_KINDS,          "in0 < in1"),
+    ("less_equal",     2, _BOOL,     ALL_KINDS,          "in0 <= in1"),
+    ("greater",        2, _BOOL,     ALL_KINDS,          "in0 > in1"),
+    ("greater_equal",  2, _BOOL,     ALL_KINDS,          "in0 >= in1"),
+    ("logical_and",    2, _LOGICAL,  ALL_KINDS,          "gp_truth(in0) & gp_truth(in1)"),
+    ("logical_or",     2, _LOGICAL,  ALL_KINDS,          "gp_truth(in0) | gp_truth(in1)"),
+    ("logical_xor",    2, _LOGICAL,  ALL_KINDS,          "gp_truth(in0) != gp_truth(in1)"),
+    ("bitwise_and",    2, _DEFAULT,  INTEGER_OR_BOOLEAN, "in0 & in1"),
+    ("bitwise_or",     2, _DEFAULT,  INTEGER_OR_BOOLEAN, "in0 | in1"),
+    ("bitwise_xor",    2, _DEFAULT,  INTEGER_OR_BOOLEAN, "in0 ^ in1"),
+    ("left_shift",     2, _DEFAULT,  INTEGER,            "gp_left_shift(in0, in1)"),
+    ("right_shift",    2, _DEFAULT,  INTEGER,            "gp_right_shift(in0, in1)"),
+    ("arctan2",        2, _TO_FLOAT, REAL_FLOATING,      "gp_atan2(in0, in1)"),
+    ("hypot",          2, _TO_FLOAT, REAL_FLOATING,      "gp_hypot(in0, in1)"),
+    ("copysign",       2, _TO_FLOAT, REAL_FLOATING,      "gp_copysign(in0, in1)"),
+    ("logaddexp",      2, _TO_FLOAT, REAL_FLOATING,      "gp_logaddexp(in0, in1)"),
+    ("nextafter",      2, _TO_FLOAT, REAL_FLOATING,      "gp_nextafter(in0, in1)"),
+    ("where",          3, _DEFAULT,  ALL_KINDS,          "gp_select(in0, in1, in2)"),       # why: in0 is the bool condition
+]
+
+# Unary ops: what -x, abs(x) and ~x mean on gp.Array and inside gp.fuse.
+_UNARY_TABLE = [
+    ("negative",       1, _DEFAULT,  NUMERIC,            "-in0"),
+    ("absolute",       1, _TO_REAL,  ALL_KINDS,          "gp_abs(in0)"),
+    ("invert",         1, _DEFAULT,  INTEGER_OR_BOOLEAN, "~in0"),
+]
+
+# Ops the engines use that no user calls by name.
+_INTERNAL_TABLE = [
+    ("_flush",         1, _DEFAULT,  FLOATING,           "gp_ftz(in0)"),                    # why: XLA's FTZ / DAZ, a plan flag
+]
+
+# Expressions of an op for some compute dtypes; of an op's lines, the first that matches wins.
+#      op              when     expr
+_OVERRIDES = [
+    ("add",            "b",     "in0 | in1"),                       # why: NumPy's bool add is or
+    ("add",            "ui",    "gp_wrap_add(in0, in1)"),           # why: C++ signed overflow is undefined; NumPy wraps
+    ("subtract",       "ui",    "gp_wrap_sub(in0, in1)"),
+    ("multiply",       "b",     "in0 & in1"),
+    ("multiply",       "ui",    "gp_wrap_mul(in0, in1)"),           # why: unsigned short * unsigned short is an int product
+    ("multiply",       "c",     "gp_cmul(in0, in1)"),               # why: rounded products, never an FMA
+    ("true_divide",    "c",     "gp_cdiv(in0, in1)"),               # why: Smith's algorithm, as npy_cdiv
+    ("true_divide",    "b",     "gp_bool_true_divide(in0, in1)"),   # why: Paddle keeps bool / bool bool; 1/0 is true
+    ("power",          "b",     "in0 | gp_not(in1)"),               # why: torch's bool ** True is x, ** False all true
+    ("copysign",       "b",     "in0"),                             # why: Paddle's bool copysign: |x| of a bool is x
+    ("floor_divide",   "xla",   "gp_floor_divide_xla(in0, in1)"),   # why: XLA's x // 0 is -1 (signed) or ~0
+    ("remainder",      "xla",   "gp_remainder_xla(in0, in1)"),
+    ("power",          "f4",    "gp_power_f32(in0, in1)"),          # why (f4 lines): CUDA's float versions are 2-4 ulp
+    ("power",          "c8",    "gp_power_c64(in0, in1)"),          # and its helpers round the double result once;
+    ("arctan2",        "f4",    "gp_atan2_f32(in0, in1)"),          # the Numba twins call NumPy's float functions
+    ("hypot",          "f4",    "gp_hypot_f32(in0, in1)"),
+    ("logaddexp",      "f4",    "gp_logaddexp_f32(in0, in1)"),
+    ("less",           "c",     "gp_clt(in0, in1)"),                # why: NumPy orders complex lexicographically
+    ("less_equal",     "c",     "gp_cle(in0, in1)"),
+    ("greater",        "c",     "gp_cgt(in0, in1)"),
+    ("greater_equal",  "c",     "gp_cge(in0, in1)"),
+    ("nextafter",      "narrow", "gp_nextafter_{r}(in0, in1)"),     # why: one ulp of the narrow result, not of float32
+    ("negative",       "ui",    "gp_wrap_neg(in0)"),                # why: -INT_MIN wraps
+    ("invert",         "b",     "gp_not(in0)"),                     # why: ~true is -2 in C++
+]
+
+
+def _op(row) -> Op:
+    name = row[0]
+    return Op(*row, overrides=tuple((when, expr) for op, when, expr in _OVERRIDES if op == name))
+
+
+OPS = {row[0]: _op(row) for row in _TABLE}
+UNARY_OPS = {row[0]: _op(row) for row in _UNARY_TABLE}
+_INTERNAL = {row[0]: _op(row) for row in _INTERNAL_TABLE}
+
+# The frameworks' names for the same ops.
+ALIASES = {"sub": "subtract", "mul": "multiply", "div": "true_divide", "divide": "true_divide",
+           "pow": "power", "atan2": "arctan2", "eq": "equal", "ne": "not_equal", "lt": "less",
+           "le": "less_equal", "gt": "greater", "ge": "greater_equal", "mod": "remainder",
+           "floordiv": "floor_divide", "truediv": "true_divide", "max": "maximum", "min": "minimum",
+           "neg": "negative", "abs": "absolute", "bitwise_not": "invert", "bitwise_invert": "invert"}
+
+
+def op_named(name: str) -> Op:
+    op = OPS.get(name) or UNARY_OPS.get(name) or _INTERNAL.get(name)
+    if op is None:
+        target = ALIASES.get(name, "")
+        op = OPS.get(target) or UNARY_OPS.get(target)
+    if op is None:
+        raise ValueError(f"unknown op {name!r}: use one of {', '.join([*OPS, *UNARY_OPS])} "
+                         f"(or an alias: {', '.join(ALIASES)})")
+    return op
+
+
+# ---------------------------------------------------------------------------------------------
+# Checked at import: the expression form both generators rely on, and the override selectors.
+
+_TERM = r"(?:-|~)?(?:in\d|gp_\w+\((?:in\d(?:, )?)+\))"
+_EXPR = re.compile(rf"{_TERM}(?: (?:[-+*/&|^]|==|!=|<|<=|>|>=) {_TERM})?")
+_WHEN = re.compile(r"[buifc]+|[buifce][0-9f]\d?|xla|narrow")
+
+
+def _check_table():
+    known = {*OPS, *UNARY_OPS, *_INTERNAL}
+    for name, _, _ in _OVERRIDES:
+        if name not in known:
+            raise ValueError(f"_OVERRIDES names an unknown op {name!r}")
+    for op in (*OPS.values(), *UNARY_OPS.values(), *_INTERNAL.values()):
+        for when, expr in ((None, op.expr), *op.overrides):
+            if when is not None and not _WHEN.fullmatch(when):
+                raise ValueError(f"{op.name}: unknown override selector {when!r}")
+            if not _EXPR.fullmatch(expr.replace("{r}", "f2")):
+                raise ValueError(f"{op.name}: expression {expr!r} is not one term or two joined by one operator")
+            if not set(re.findall(r"in(\d)", expr)) <= {str(i) for i in range(op.arity)}:
+                raise ValueError(f"{op.name}: {expr!r} reads beyond its {op.arity} operands")
+
+
+_check_table()

@@ -1,0 +1,83 @@
+"""The public op functions, one declared name each (gp.add, gp.where, ...), so that linters and
+IDEs see them. Each is opfunctions.make_op's function for the op; an alias is the same object as
+the op it names. Aliases that would shadow a Python builtin (max, min, abs, pow) are not
+declared: use gp.maximum, gp.minimum, gp.absolute, gp.power.
+"""
+from __future__ import annotations
+
+import builtins
+
+from .opfunctions import OP_FUNCTIONS as _OP_FUNCTIONS
+from ..core.ops import ALIASES, OPS, UNARY_OPS
+
+# --- ops, in core/ops.py order
+add = _OP_FUNCTIONS["add"]
+subtract = _OP_FUNCTIONS["subtract"]
+multiply = _OP_FUNCTIONS["multiply"]
+true_divide = _OP_FUNCTIONS["true_divide"]
+floor_divide = _OP_FUNCTIONS["floor_divide"]
+remainder = _OP_FUNCTIONS["remainder"]
+fmod = _OP_FUNCTIONS["fmod"]
+power = _OP_FUNCTIONS["power"]
+maximum = _OP_FUNCTIONS["maximum"]
+minimum = _OP_FUNCTIONS["minimum"]
+fmax = _OP_FUNCTIONS["fmax"]
+fmin = _OP_FUNCTIONS["fmin"]
+equal = _OP_FUNCTIONS["equal"]
+not_equal = _OP_FUNCTIONS["not_equal"]
+less = _OP_FUNCTIONS["less"]
+less_equal = _OP_FUNCTIONS["less_equal"]
+greater = _OP_FUNCTIONS["greater"]
+greater_equal = _OP_FUNCTIONS["greater_equal"]
+logical_and = _OP_FUNCTIONS["logical_and"]
+logical_or = _OP_FUNCTIONS["logical_or"]
+logical_xor = _OP_FUNCTIONS["logical_xor"]
+bitwise_and = _OP_FUNCTIONS["bitwise_and"]
+bitwise_or = _OP_FUNCTIONS["bitwise_or"]
+bitwise_xor = _OP_FUNCTIONS["bitwise_xor"]
+left_shift = _OP_FUNCTIONS["left_shift"]
+right_shift = _OP_FUNCTIONS["right_shift"]
+arctan2 = _OP_FUNCTIONS["arctan2"]
+hypot = _OP_FUNCTIONS["hypot"]
+copysign = _OP_FUNCTIONS["copysign"]
+logaddexp = _OP_FUNCTIONS["logaddexp"]
+nextafter = _OP_FUNCTIONS["nextafter"]
+where = _OP_FUNCTIONS["where"]
+negative = _OP_FUNCTIONS["negative"]
+absolute = _OP_FUNCTIONS["absolute"]
+invert = _OP_FUNCTIONS["invert"]
+
+# --- the frameworks' names for them
+sub = subtract
+mul = multiply
+div = true_divide
+divide = true_divide
+atan2 = arctan2
+eq = equal
+ne = not_equal
+lt = less
+le = less_equal
+gt = greater
+ge = greater_equal
+mod = remainder
+floordiv = floor_divide
+truediv = true_divide
+neg = negative
+bitwise_not = invert
+bitwise_invert = invert
+
+__all__ = [
+    "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power", "maximum",
+    "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+    "right_shift", "arctan2", "hypot", "copysign", "logaddexp", "nextafter", "where", "negative", "absolute",
+    "invert", "sub", "mul", "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv",
+    "truediv", "neg", "bitwise_not", "bitwise_invert"
+]
+
+# why: an op added to core/ops.py without its line here would be missing from gp; fail at import instead
+_declared = set(__all__)
+_expected = {*OPS, *UNARY_OPS, *(a for a in ALIASES if not hasattr(builtins, a))}
+if _declared != _expected or any(globals().get(name) is not _OP_FUNCTIONS[name] for name in __all__):
+    raise ImportError(f"gpupromote/dispatch/functions.py declares {sorted(_declared ^ _expected)} wrongly: one line per op "
+                      f"and per alias that shadows no builtin")

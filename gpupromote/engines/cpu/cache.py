@@ -1,0 +1,268 @@
+"""Numba's disk cache for the CPU engine: what its key covers, where it lives, and what a damaged
+or read-only file does.
+
+Numba keys a cached function on its own source file only. A generated kernel module calls helpers
+that are compiled into its machine code (the ``_numba_*`` helper modules: ``_numba_narrow.py``,
+``_numba_binary.py``, the overloads in ``_numba_elementwise.py``...), so a change to a helper would
+leave the old machine code in a warm cache. Hence one folder per
+*tag*, ``<cache root>/numba-<tag>/``, where the tag (``cache_tag()``) is a digest of everything that
+shapes the machine code besides the kernel's own source:
+
+* the source text of every module whose code is compiled into the kernels (``KERNEL_MODULES``);
+* the versions of gpupromote, Python, Numba, llvmlite, NumPy and ml_dtypes;
+* the target CPU's name and features, as Numba sees them (``NUMBA_CPU_NAME`` / ``_FEATURES``).
+
+A stale entry can never be found: a different tag is a different folder. The folder holds the
+generated ``_gpk_<hash of source>.py`` modules and, beside them, Numba's index (``.nbi``) and data
+(``.nbc``) files, for the kernels and for the helpers' own njit functions alike (``_Locator``).
+
+Faults (``_CheckedCache``, installed on each of our dispatchers in place of Numba's cache):
+
+* a damaged or unreadable index or data file is dropped with one ``CacheWarning`` naming it, and the
+  function is compiled again (and cached again where the folder is writable);
+* a read-only folder is read (a complete read-only cache compiles nothing); what must be compiled
+  is cached in ``fallback_dir`` (the per-user cache, else ``<tmp>/gpupromote-<uid>``), which later
+  processes read too.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+from numba.core import config
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
+from numba.core.caching import CacheImpl as _NumbaCacheImpl
+
+from ..disk_cache import default_root, drop_damaged, fallback_dir, package_version, warn_once, writable
+
+__all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
+           "claim_dir", "checked", "cached_njit", "cached_cfunc"]
+
+# Modules whose code ends up in a kernel's machine code (imported by the generated sources, or
+# inlined through them), and the rest of the CPU engine (engine, the generator, the compiling and
+# launching, threads, pool), covered as a whole: every module of engines/cpu/. Add a module here when generated kernels start importing from it.
+HELPER_MODULES = ("gpupromote.engines.cpu.intrinsics", "gpupromote.engines.cpu.narrow",
+                  "gpupromote.engines.cpu.complex_math", "gpupromote.engines.cpu.binary")
+KERNEL_MODULES = ("gpupromote.engines.cpu.helpers", *HELPER_MODULES, "gpupromote.engines.cpu.elementwise",
+                  "gpupromote.engines.cpu.engine", "gpupromote.engines.cpu.source",
+                  "gpupromote.engines.cpu.kernels", "gpupromote.engines.cpu.threads",
+                  "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache")
+
+
+def _module_source(name: str) -> bytes:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return f"<no source for {name}>".encode()
+    with open(spec.origin, "rb") as f:
+        return f.read()
+
+
+def _target_cpu() -> tuple[str, str]:
+    """The CPU name and features Numba compiles for (its codegen's choice: the environment's
+    NUMBA_CPU_NAME / NUMBA_CPU_FEATURES, else the host's)."""
+    import llvmlite.binding as llvm
+    name = config.CPU_NAME or llvm.get_host_cpu_name()
+    features = config.CPU_FEATURES if config.CPU_FEATURES is not None else llvm.get_host_cpu_features().flatten()
+    return name, features
+
+
+def cache_tag(modules=KERNEL_MODULES) -> str:
+    """A digest of everything but a kernel's own source that determines its machine code: the
+    sources of ``modules``, the versions of gpupromote, Python, Numba, llvmlite, NumPy and
+    ml_dtypes, and the target CPU. Kernels cached under one tag are never read under another."""
+    import llvmlite
+    import ml_dtypes
+    import numba
+    h = hashlib.sha256()
+    parts = [package_version(), sys.implementation.cache_tag or sys.version, numba.__version__,
+             llvmlite.__version__, np.__version__, ml_dtypes.__version__, *_target_cpu()]
+    for part in parts:
+        h.update(str(part).encode() + b"\0")
+    for name in modules:
+        h.update(name.encode() + b"\0" + _module_source(name) + b"\0")
+    return h.hexdigest()[:20]
+
+
+CACHE_ROOT = default_root()
+TAG = cache_tag()
+KERNEL_DIR = CACHE_ROOT / f"numba-{TAG}"
+if writable(KERNEL_DIR):
+    WRITE_DIR = KERNEL_DIR
+    READ_DIRS = (KERNEL_DIR,)
+else:
+    # Note: read what is there (a prepared read-only cache compiles nothing); what has to be
+    # compiled goes to one stable writable folder that later processes read as well.
+    WRITE_DIR = fallback_dir(f"numba-{TAG}")
+    READ_DIRS = (KERNEL_DIR, WRITE_DIR) if KERNEL_DIR.is_dir() else (WRITE_DIR,)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where Numba keeps the compiled code of our functions
+
+# directory of a kernel module, or path of a helper module -> the folders its cache is read from
+# (in order) and the one it is written to
+_CLAIMS: dict = {}
+
+
+def claim_dir(source_dir: Path) -> None:
+    """Let the Numba cache of every module in ``source_dir`` live beside it (kernel folders)."""
+    read = (source_dir,) if source_dir == WRITE_DIR else (source_dir, WRITE_DIR)
+    _CLAIMS[os.path.abspath(source_dir)] = (read, WRITE_DIR)
+
+
+def _claim(py_file: str):
+    path = os.path.abspath(py_file)
+    return _CLAIMS.get(path) or _CLAIMS.get(os.path.dirname(path))
+
+
+class _Locator(_CacheLocator):
+    """Numba's cache locator for gpupromote's own files: the tag folder(s), read-only or not
+    (Numba's locators skip a folder they cannot write, and then cannot read it either)."""
+
+    def __init__(self, py_func, py_file, claim):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self.read_dirs, self.write_dir = claim
+
+    def ensure_cache_path(self):
+        os.makedirs(self.write_dir, exist_ok=True)
+
+    def get_cache_path(self):
+        return str(self.write_dir)
+
+    def get_source_stamp(self):
+        return self.source_stamp(self._py_file)
+
+    @staticmethod
+    def source_stamp(py_file):
+        # why: the content, not the mtime: a copied or restored cache stays valid, an edited file does not
+        with open(py_file, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        claim = _claim(py_file)
+        return None if claim is None else cls(py_func, py_file, claim)
+
+
+# Numba builds a cache for every `njit(cache=True)` function when it is decorated; the generated
+# modules decorate theirs on import, so the locator must be known to Numba itself (it claims only
+# the files above and leaves every other function to Numba's own locators).
+if _Locator not in _NumbaCacheImpl._locator_classes:
+    _NumbaCacheImpl._locator_classes.insert(0, _Locator)
+
+
+class _Impl(CompileResultCacheImpl):
+    _locator_classes = [_Locator]
+
+
+class _CheckedCache(FunctionCache):
+    """Numba's function cache, reading from every folder of the claim and writing to the writable
+    one; a damaged or unreadable file is dropped (one CacheWarning naming it) and the function is
+    compiled again instead of failing in every later process."""
+
+    _impl_class = _Impl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        py_file = inspect.getfile(py_func)
+        read_dirs, write_dir = _claim(py_file)
+        stamp = _Locator.source_stamp(py_file)
+        base = self._impl.filename_base
+        self._read_files = [IndexDataCacheFile(str(d), base, stamp) for d in read_dirs]
+        self._write_file = IndexDataCacheFile(str(write_dir), base, stamp)
+
+    def load_overload(self, sig, target_context):
+        if not self._enabled:
+            return None
+        target_context.refresh()
+        key = self._index_key(sig, target_context.codegen())
+        for cache_file in self._read_files:
+            cres = self._load_from(cache_file, key, target_context)
+            if cres is not None:
+                return cres
+        return None
+
+    def _load_from(self, cache_file, key, target_context):
+        index = cache_file._index_path
+        try:
+            overloads = cache_file._load_index()
+        except Exception as exc:  # noqa: BLE001 - any damage to the index: EOFError, UnpicklingError, ...
+            drop_damaged(index, exc)
+            return None
+        name = overloads.get(key)
+        if name is None:
+            return None
+        data = cache_file._data_path(name)
+        try:
+            payload = cache_file._load_data(name)
+        except FileNotFoundError:
+            return None   # removed while the index still refers to it: compiled and saved again
+        except Exception as exc:  # noqa: BLE001 - truncated or garbage data file, unreadable file
+            drop_damaged(data, exc)
+            return None
+        try:
+            return self._impl.rebuild(target_context, payload)
+        except Exception as exc:  # noqa: BLE001 - a payload Numba cannot rebuild is as good as damaged
+            drop_damaged(data, exc)
+            return None
+
+    def save_overload(self, sig, data):
+        if not self._enabled or not self._impl.check_cachable(data):
+            return
+        key = self._index_key(sig, data.codegen)
+        payload = self._impl.reduce(data)
+        try:
+            self._write_file.save(key, payload)
+        except OSError as exc:
+            warn_once(("unwritable", str(self._write_file._cache_path)),
+                      f"gpupromote: cannot write the kernel cache in {self._write_file._cache_path} "
+                      f"({exc}); kernels compiled now are kept in memory only", stacklevel=5)
+        except Exception as exc:  # noqa: BLE001 - the index there is damaged: drop it, write a new one
+            drop_damaged(self._write_file._index_path, exc)
+            try:
+                self._write_file.save(key, payload)
+            except Exception:  # noqa: BLE001 - caching is an optimisation; the kernel is compiled
+                pass
+
+
+def checked(dispatcher):
+    """``dispatcher`` (a Numba function of a claimed file) with ``_CheckedCache`` as its cache."""
+    dispatcher._cache = _CheckedCache(dispatcher.py_func)
+    return dispatcher
+
+
+def cached_njit(**options):
+    """``njit(**options)`` with the checked disk cache in the tag folder (for helper modules)."""
+    def decorate(fn):
+        return checked(njit(**options)(fn))
+    return decorate
+
+
+def cached_cfunc(sig, **options):
+    """``numba.cfunc(sig, **options)`` (a C entry point, compiled now) with the checked disk cache:
+    its machine code is loaded from, or saved to, the tag folder as the njit kernels' is."""
+    from numba.core import sigutils
+    from numba.core.ccallback import CFunc
+
+    def decorate(fn):
+        compiled = CFunc(fn, sigutils.normalize_signature(sig), locals={}, options=options)
+        compiled._cache = _CheckedCache(fn)
+        compiled.compile()
+        return compiled
+    return decorate
+
+
+# the helpers' own compiled code (their cached_njit functions) lives in the tag folders too
+for _name in HELPER_MODULES:
+    _CLAIMS[os.path.abspath(importlib.util.find_spec(_name).origin)] = (
+        tuple(dict.fromkeys(READ_DIRS + (WRITE_DIR,))), WRITE_DIR)

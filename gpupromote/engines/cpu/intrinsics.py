@@ -1,0 +1,87 @@
+"""What the Numba helper modules share: the jit options, the trampoline that lets plain Python
+call a helper, and the LLVM-level building blocks (one instruction on one type).
+
+Apart from the helpers themselves (``_numba_narrow``, ``_numba_complex``, ``_numba_binary``) so
+that each of those imports only this and none imports another's private names; the helpers
+bind these public names under their old private spellings (``_njit``, ``_bitcast``, ``_iadd``...).
+"""
+from numba import njit, types
+from numba.extending import intrinsic
+
+from .cache import cached_njit
+
+__all__ = ["JIT_OPTIONS", "helper_njit", "call_jitted", "bitcast",
+           "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem"]
+
+# why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
+JIT_OPTIONS = {"error_model": "numpy"}
+# cached in the kernels' tag folder, where a damaged file is dropped, not fatal (_numba_cache.py)
+helper_njit = cached_njit(**JIT_OPTIONS)
+
+
+# --------------------------------------------------------------------------------------------
+# LLVM-level building blocks. Numba's own operators widen small ints to int64, turn
+# uint64-with-int64 into float64 and guard integer division with a Python exception; these
+# emit exactly one LLVM instruction on one type instead.
+
+@intrinsic
+def bitcast(typingctx, value, totype):
+    """Reinterpret the bits of a number as another number type of the same width."""
+    target = getattr(totype, "instance_type", None)
+    if not isinstance(value, (types.Integer, types.Float)) or \
+            not isinstance(target, (types.Integer, types.Float)) or value.bitwidth != target.bitwidth:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(target))
+    return target(value, totype), codegen
+
+
+def _same_type_int_op(signed_op, unsigned_op):
+    @intrinsic
+    def op(typingctx, a, b):
+        if not isinstance(a, types.Integer) or a != b:
+            return None
+
+        def codegen(context, builder, sig, args):
+            name = signed_op if sig.args[0].signed else unsigned_op
+            return getattr(builder, name)(*args)
+        return a(a, b), codegen
+    return op
+
+
+# Wrapping arithmetic in the operands' own width. Division, remainder and shifts are
+# undefined for a zero divisor, INT_MIN / -1 or a shift >= the width: callers guard those.
+iadd = _same_type_int_op("add", "add")
+isub = _same_type_int_op("sub", "sub")
+imul = _same_type_int_op("mul", "mul")
+idiv = _same_type_int_op("sdiv", "udiv")   # truncating
+irem = _same_type_int_op("srem", "urem")   # sign of the dividend
+ishl = _same_type_int_op("shl", "shl")
+ishr = _same_type_int_op("ashr", "lshr")
+
+
+@intrinsic
+def frem(typingctx, a, b):
+    """LLVM frem, i.e. C fmod/fmodf (exact)."""
+    if not isinstance(a, types.Float) or a != b:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.frem(*args)
+    return a(a, b), codegen
+
+
+# --------------------------------------------------------------------------------------------
+# Public names: a plain function (callable from Python through a jitted trampoline) plus the
+# overload that njit code resolves (_numba_narrow._conversion, _numba_binary._binary).
+
+_TRAMPOLINES = {}
+
+
+def call_jitted(fn, *args):
+    tramp = _TRAMPOLINES.get(fn)
+    if tramp is None:
+        tramp = njit(lambda x: fn(x)) if len(args) == 1 else njit(lambda x, y: fn(x, y))
+        _TRAMPOLINES[fn] = tramp
+    return tramp(*args)

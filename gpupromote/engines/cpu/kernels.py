@@ -1,0 +1,245 @@
+"""The CPU engine's compiled kernels: each ir.Kernel's generated module filed on disk and imported,
+its entry points compiled on first use (``_Compiled``: flat, strided, native), and calls on
+arrays of any layout launched, over threads where they are long (``_cpu_threads``).
+
+Apart from the generator (``_numba_source``, text only) and from the backend object
+(``cpu_numba``): this is what turns source into machine code and runs it, with the in-memory
+cache (``kernel_for``) and the disk cache's files (``_numba_cache``).
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import sys
+import types as _pytypes
+from pathlib import Path
+
+import numpy as np
+from numba import types as _nbtypes
+from numba.core import errors as numba_errors
+
+from ...kernel import ir
+from . import threads as _cpu_threads
+from ..disk_cache import drop_damaged, warn_once, write_atomically
+from .cache import KERNEL_DIR, READ_DIRS, WRITE_DIR, cached_cfunc, claim_dir
+from .source import MAX_STRIDED_NDIM, as_kernel, source, storage_view
+
+__all__ = ["kernel_for", "no_kernel", "compile_stats"]
+
+# native(data, n): void(char **data, int64 n) in C (gpupromote/_fastpath.c)
+_NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64)
+
+
+def _load_module(src: str):
+    """The module for ``src``, executed from the in-memory text and filed as
+    ``<kernel dir>/_gpk_<hash>.py``, the file Numba's disk cache is keyed on (written once,
+    atomically; a copy that differs from ``src`` is damaged and is written again)."""
+    name = "_gpk_" + hashlib.sha1(src.encode()).hexdigest()[:24]
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    path = _module_file(name, src)
+    claim_dir(path.parent)
+    mod = _pytypes.ModuleType(name)
+    mod.__file__ = str(path)
+    sys.modules[name] = mod
+    try:
+        # why: compiled from `src`, not read back: a damaged file can never become the code that runs
+        exec(compile(src, str(path), "exec"), mod.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return mod
+
+
+def _module_file(name: str, src: str) -> Path:
+    """Where the kernel module ``name`` lives: the first folder of READ_DIRS holding an intact copy;
+    else it is written (again) to WRITE_DIR."""
+    for folder in READ_DIRS:
+        path = folder / f"{name}.py"
+        try:
+            with open(path, encoding="utf-8") as f:
+                on_disk = f.read()
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            drop_damaged(path, exc)
+            continue
+        if on_disk == src:
+            return path
+        drop_damaged(path, f"{len(on_disk)} characters where the generated module has {len(src)}, "
+                           "or other text")
+    path = WRITE_DIR / f"{name}.py"
+    if WRITE_DIR != KERNEL_DIR:
+        warn_once(("unwritable", str(KERNEL_DIR)),
+                  f"gpupromote: the kernel cache {KERNEL_DIR} cannot be written; it is read, and new kernels "
+                  f"are cached in {WRITE_DIR}")
+    # a concurrent writer writes the same text, and the rename is atomic: any winner is right
+    if not write_atomically(path, src):
+        raise OSError(f"gpupromote: cannot write the kernel module {path}")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels and launching
+
+def _coalesce(ins, out):
+    """Views of ``ins`` (already broadcast to out.shape) and ``out`` with the fewest axes: size-1
+    axes dropped, axes ordered by the output's strides (largest first, so the inner loop walks
+    memory in order), reversed where the output's stride is negative, and adjacent axes merged
+    where every operand allows it."""
+    arrays = [out, *ins]
+    shape = out.shape
+    keep = [d for d in range(out.ndim) if shape[d] != 1]
+    if len(keep) != out.ndim:
+        sel = tuple(slice(None) if shape[d] != 1 else 0 for d in range(out.ndim))
+        arrays = [a[sel] for a in arrays]
+    o = arrays[0]
+    order = sorted(range(o.ndim), key=lambda d: -abs(o.strides[d]))
+    if order != list(range(o.ndim)):
+        arrays = [a.transpose(order) for a in arrays]
+    o = arrays[0]
+    if any(s < 0 for s in o.strides):
+        flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in o.strides)
+        arrays = [a[flip] for a in arrays]
+    o = arrays[0]
+    new_shape = list(o.shape[:1])
+    new_strides = [list(a.strides[:1]) for a in arrays]
+    for d in range(1, o.ndim):
+        n = o.shape[d]
+        if all(st[-1] == a.strides[d] * n for st, a in zip(new_strides, arrays)):
+            new_shape[-1] *= n
+            for st, a in zip(new_strides, arrays):
+                st[-1] = a.strides[d]
+        else:
+            new_shape.append(n)
+            for st, a in zip(new_strides, arrays):
+                st.append(a.strides[d])
+    if len(new_shape) != o.ndim:
+        arrays = [np.lib.stride_tricks.as_strided(a, tuple(new_shape), tuple(st), writeable=(i == 0))
+                  for i, (a, st) in enumerate(zip(arrays, new_strides))]
+    return arrays[1:], arrays[0]
+
+
+class _Compiled:
+    """The compiled functions of one ir.Kernel, and how to call them on arrays of any layout."""
+
+    def __init__(self, kernel: ir.Kernel):
+        self.kernel = kernel
+        self.source = source(kernel)
+        self.module = _load_module(self.source)
+        self.flat = self.module.flat
+        self._strided = {}
+        self.arrays = kernel.arrays
+        self.views = [None if p.folded else storage_view(p.dtype) for p in kernel.params]
+        self.out_view = storage_view(kernel.out)
+        self.nflags = len(kernel.checks)
+        self._native = None
+
+    def strided(self, ndim):
+        fn = self._strided.get(ndim)
+        if fn is None:
+            fn = self._strided[ndim] = self.module._jit(getattr(self.module, f"strided{ndim}"))
+        return fn
+
+    def native(self):
+        """The kernel's C entry point ``native(data, n)`` (see _native_lines), compiled
+        (or loaded from the disk cache) on first use: a Numba CFunc whose ``address`` the
+        compiled dispatcher calls. None for kernels with checks (their flags need the Python
+        path)."""
+        if self._native is None and not self.nflags:
+            self._native = cached_cfunc(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
+        return self._native
+
+    def compile_stats(self) -> dict:
+        """How this process got each compiled entry point's machine code: ``compiled`` (a
+        disk-cache miss) and ``loaded`` (a hit), over the flat, strided and native functions."""
+        compiled = loaded = 0
+        for dispatcher in (self.flat, *self._strided.values()):
+            stats = dispatcher.stats
+            compiled += sum(stats.cache_misses.values())
+            loaded += sum(stats.cache_hits.values())
+        if self._native is not None:
+            loaded += self._native.cache_hits
+            compiled += 1 - self._native.cache_hits
+        return {"compiled": compiled, "loaded": loaded}
+
+    def __call__(self, args, out, context=None, flags=None):
+        """Evaluate into ``out``. ``context``: the caller's plan (or any object with a
+        ``describe()``-able label), named in compile errors; ``flags``: a uint8 array of
+        len(kernel.checks) the checks set (kernels with checks only)."""
+        tail = (flags,) if self.nflags else ()
+        args = list(args)
+        for i in self.arrays:
+            v = self.views[i]
+            if v is not None:
+                args[i] = args[i].view(v)
+        o = out if self.out_view is None else out.view(self.out_view)
+        shape = o.shape
+        arrays = [args[i] for i in self.arrays]
+        if all(a.shape == shape for a in arrays):
+            if o.ndim == 1:
+                return _launch(self, self.flat, args, o, tail, context)
+            if all(a.flags.c_contiguous for a in arrays) and o.flags.c_contiguous:
+                for i in self.arrays:
+                    args[i] = args[i].reshape(-1)
+                return _launch(self, self.flat, args, o.reshape(-1), tail, context)
+        if o.size == 1:   # why: also (1, 1) from broadcast operands, which _coalesce would make 0-d
+            for i in self.arrays:
+                args[i] = args[i].reshape(1)
+            return _launch(self, self.flat, args, o.reshape(1), tail, context)
+        ins = [np.broadcast_to(a, shape) for a in arrays]
+        ins, o = _coalesce(ins, o)
+        for i, a in zip(self.arrays, ins):
+            args[i] = a
+        if o.ndim <= MAX_STRIDED_NDIM:
+            return _launch(self, self.strided(o.ndim), args, o, tail, context)
+        fn, lead = self.strided(MAX_STRIDED_NDIM), o.ndim - MAX_STRIDED_NDIM
+        for idx in itertools.product(*(range(n) for n in o.shape[:lead])):
+            sub = list(args)
+            for i in self.arrays:
+                sub[i] = args[i][idx]
+            _launch(self, fn, sub, o[idx], tail, context)
+
+
+def _launch(compiled, fn, args, out, tail, context):
+    try:
+        split = _cpu_threads.split_for(out)
+        if split is None:
+            fn(*args, out, *tail)
+        else:
+            _cpu_threads.run_split(fn, args, out, tail, split)
+    except numba_errors.NumbaError as exc:
+        raise no_kernel(compiled.kernel, context, exc) from None
+
+
+def no_kernel(kernel, context, exc):
+    """A Numba compile failure as the clear TypeError users see (never a raw Numba traceback)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    why = next((ln for ln in lines if "TypingError:" in ln or "unsupported" in ln), lines[0] if lines else "")
+    what = (f"policy {context.policy!r}, {context.op}: " if hasattr(context, "policy") else "") + \
+        f"the CPU engine has no kernel for {kernel.label} on inputs {[p.dtype.name for p in kernel.params]}"
+    return TypeError(f"{what} -> {kernel.out.name} ({why[:200]}). Print gpupromote.engines.cpu.engine.source(...) "
+                     f"of the kernel for the generated code:\n{kernel.text}")
+
+
+_kernels: dict = {}
+
+
+def kernel_for(kernel) -> _Compiled:
+    """The compiled kernel of an ir.Kernel or a Plan (memory cache by the IR; compiled lazily per
+    layout)."""
+    kernel = as_kernel(kernel)
+    k = _kernels.get(kernel)
+    if k is None:
+        k = _kernels[kernel] = _Compiled(kernel)
+    return k
+
+
+def compile_stats() -> dict:
+    """This process's CPU kernels and how Numba got their machine code: ``compiled`` (a disk-cache
+    miss: compiled here) and ``loaded`` (read from the disk cache), counted per kernel entry point
+    and signature."""
+    stats = [k.compile_stats() for k in list(_kernels.values())]
+    return {"kernels": len(stats), "compiled": sum(s["compiled"] for s in stats),
+            "loaded": sum(s["loaded"] for s in stats)}

@@ -1,0 +1,199 @@
+"""The CPU engine's source generator: an ir.Kernel becomes the text of a small Python module of
+Numba loops (``source(kernel)``; cpu_numba's docstring says what that module holds).
+
+Apart from compiling and launching (``_numba_kernels``) because it is text work only: it imports no
+Numba, and the text it writes is what a kernel module is filed (and Numba's disk cache keyed) under.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core import dtypes as D
+from ...kernel import ir
+
+__all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view"]
+
+GENERATOR_VERSION = 4   # part of every generated source: bump it to regenerate all kernels
+
+# narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
+_NARROW = {
+    "f2": ("f16_to_f32", "f32_to_f16", "f64_to_f16", np.uint16),
+    "bf": ("bf16_to_f32", "f32_to_bf16", "f64_to_bf16", np.uint16),
+    "e4": ("e4m3_to_f32", "f32_to_e4m3", "f64_to_e4m3", np.uint8),
+    "e5": ("e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2", np.uint8),
+}
+_REAL_PART = {"c8": D.float32, "c16": D.float64}
+MAX_STRIDED_NDIM = 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Source generation: an ir.Kernel becomes a small Python module of njit loops. Values live in
+# Numba scalars of their carrier type (float32 for narrow floats); every node is one local.
+
+def _np(d: D.DType) -> str:
+    return f"np.{d.numpy.type.__name__}"
+
+
+def _no_cpu_storage(d: D.DType):
+    return TypeError(f"{d.name} has no numpy storage, so the CPU engine has no kernel for it: cast to "
+                     f"{'complex64' if d.kind == 'c' else 'float32'} first, or run on a CUDA device")
+
+
+def _cast(expr: str, src: D.DType, dst: D.DType) -> str:
+    """Source converting ``expr`` (a value of ``src`` in its carrier type) to ``dst`` (its carrier
+    type), as NumPy / ml_dtypes astype converts."""
+    if src is dst:
+        return expr
+    if src.numpy is None or dst.numpy is None:
+        raise _no_cpu_storage(src if src.numpy is None else dst)
+    if dst.kind == "b":
+        return f"gp_truth({expr})"
+    if dst.is_narrow_float:
+        widen, from_f32, from_f64, _ = _NARROW[dst.code]
+        return f"{widen}({_round_to_narrow(expr, src, from_f32, from_f64)})"
+    if src.is_narrow_float and dst is D.float32:
+        return expr   # the carrier already is float32
+    if src.kind == "c" and dst.kind != "c":
+        expr, src = f"({expr}).real", _REAL_PART[src.code]
+    return f"{_np(dst)}({expr})"
+
+
+def _round_to_narrow(expr: str, src: D.DType, from_f32: str, from_f64: str) -> str:
+    """The narrow bit pattern nearest ``expr``: one rounding from float32 or float64 (ints and
+    bools through float64, where they are exact up to 2**53)."""
+    if src.kind == "c":
+        expr, src = f"({expr}).real", _REAL_PART[src.code]
+    if src.is_narrow_float or src is D.float32:
+        return f"{from_f32}({expr})"
+    if src is D.float64:
+        return f"{from_f64}({expr})"
+    return f"{from_f64}(np.float64({expr}))"
+
+
+def _apply(node, args) -> str:
+    expr = node.expr
+    for k in reversed(range(len(args))):   # why: in1 before in10 never matters with <= 3 operands, but be safe
+        expr = expr.replace(f"in{k}", args[k])
+    d = node.dtype
+    return f"bool({expr})" if d.kind == "b" else f"{_np(d)}({expr})"
+
+
+def _const(node) -> str:
+    d = node.dtype
+    if d.kind == "b":
+        return "True" if node.value else "False"
+    return f"{_np(d)}({node.value!r})"
+
+
+def _param_names(kernel):
+    return [f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params]
+
+
+def _body(kernel, index: str, indent: str) -> list[str]:
+    """One element: every step of the DAG once, the store and the checks."""
+    def param(p):
+        if p.folded:
+            return f"s{p.index}"
+        elem = f"x{p.index}[{index}]"
+        return f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
+
+    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
+    lines = [f"{indent}{name} = {value}" for name, _, value in steps]
+    out = kernel.out
+    if out.numpy is None:
+        raise _no_cpu_storage(out)
+    if out.is_narrow_float:
+        _, from_f32, from_f64, _ = _NARROW[out.code]
+        src = direct if direct is not None else kernel.value
+        stored = _round_to_narrow(names[src], src.dtype, from_f32, from_f64)
+    else:
+        stored = names[kernel.value]
+    lines.append(f"{indent}out[{index}] = {stored}")
+    for k, check in enumerate(kernel.checks):
+        lines.append(f"{indent}if {names[check.cond]}:")
+        lines.append(f"{indent}    flags[{k}] = 1")
+    return lines
+
+
+def source(kernel) -> str:
+    """The generated Python/Numba source of an ir.Kernel (or of a Plan's one-node kernel): print
+    it to read or debug a kernel."""
+    kernel = as_kernel(kernel)
+    params = ", ".join(_param_names(kernel) + ["out"] + (["flags"] if kernel.checks else []))
+    listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
+    lines = [
+        f'"""gpupromote CPU kernel (generator v{GENERATOR_VERSION}) of the IR:',
+        listing,
+        'Written once by gpupromote.engines.cpu.engine and imported from here so that Numba can cache',
+        'the compiled code on disk. Do not edit."""',
+        "import numpy as np",
+        "from numba import carray",
+        "from gpupromote.engines.cpu.cache import cached_njit",
+        "from gpupromote.engines.cpu.helpers import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.elementwise import *  # noqa: F401,F403",
+        "",
+        "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError. Cached in the",
+        "# tag folder beside this file, where a damaged cache file is dropped, not fatal.",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
+        "",
+        "",
+        "@_jit",
+        f"def flat({params}):",
+        "    for i in range(out.shape[0]):",
+        *_body(kernel, "i", "        "),
+    ]
+    for nd in range(1, MAX_STRIDED_NDIM + 1):
+        idx = ", ".join(f"i{d}" for d in range(nd))
+        # Not decorated here: _Compiled.strided() jits it on first use (a cheaper module import).
+        lines += ["", "", f"def strided{nd}({params}):"]
+        for d in range(nd):
+            lines.append(f"{'    ' * (d + 1)}for i{d} in range(out.shape[{d}]):")
+        lines += _body(kernel, idx, "    " * (nd + 1))
+    if not kernel.checks:
+        lines += _native_lines(kernel)
+    return "\n".join(lines) + "\n"
+
+
+def _storage_np(d: D.DType) -> str:
+    """The numpy type an array of ``d`` is read and written as (narrow floats: their bits)."""
+    return f"np.{_NARROW[d.code][3].__name__}" if d.is_narrow_float else _np(d)
+
+
+def _native_lines(kernel) -> list[str]:
+    """``native(data, n)``: the kernel's C entry point (a Numba cfunc, compiled by
+    _Compiled.native), which the compiled dispatcher (gpupromote/_fastpath.c) calls with raw
+    pointers and no Python object in between: ``data[k]`` is the address of element 0 of
+    parameter k (of its value, in its carrier type, for a folded scalar), ``data[len(params)]``
+    that of the output; every array is contiguous; ``n`` >= 1 elements."""
+    # Note: contiguous arrays only: a second, strided loop doubled the compile time (~190 ms
+    # instead of ~100); strided and broadcast layouts take the Python path and its strided kernels.
+    params = kernel.params
+    nout = len(params)
+    lines = ["", "", "def native(data, n):"]
+    for p in params:
+        if p.folded:
+            carrier = "np.float32" if p.dtype.is_narrow_float else _np(p.dtype)
+            lines.append(f"    s{p.index} = carray(data[{p.index}], (1,), {carrier})[0]")
+        else:
+            lines.append(f"    x{p.index} = carray(data[{p.index}], (n,), {_storage_np(p.dtype)})")
+    lines.append(f"    out = carray(data[{nout}], (n,), {_storage_np(kernel.out)})")
+    lines.append("    for i in range(n):")
+    lines += _body(kernel, "i", "        ")
+    return lines
+
+
+def as_kernel(k) -> ir.Kernel:
+    """An ir.Kernel, or the one-node kernel of a Plan."""
+    return k if isinstance(k, ir.Kernel) else ir.from_plan(k)
+
+
+def kernel_key(plan):
+    """What the generated code depends on: the IR kernel (equal for plans of different policies
+    that compute the same thing: numpy's and torch's float32 add are one)."""
+    return as_kernel(plan)
+
+
+def storage_view(d: D.DType):
+    """The numpy dtype kernels view an array of ``d`` as (narrow floats: their bits); None: as it is."""
+    narrow = _NARROW.get(d.code)
+    return None if narrow is None else np.dtype(narrow[3])

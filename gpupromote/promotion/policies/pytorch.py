@@ -1,0 +1,77 @@
+"""PyTorch 2.13: dim tensors, zero-dim tensors and wrapped numbers (Python scalars).
+
+Each category promotes within itself by ``promoteTypes``; a lower category counts only when its
+kind is higher (bool < int < float < complex), and then only by kind: int32 [n] + int64 [] is
+int32, int32 [n] + 5.5 is the default float (c10 ``combine_categories``, see the seed document
+001). CPU scalars are folded into GPU kernels by value, kept in the opmath type (float for half).
+"""
+from dataclasses import replace
+
+from ...core import dtypes as D
+from ..lattice import PairTable, parse_grid
+from ...core.kinds import PromotionKind
+from ..rules.pytorch import TorchRules
+from . import Policy
+
+# c10::promoteTypes (observed, PyTorch 2.13): uint16/32/64 promote only with floats, float8 only
+# with itself.
+PROMOTE = """
+      b1  u1  u2  u4  u8  i1  i2  i4  i8  e4  e5  f2  bf  f4  f8  c4  c8 c16
+  b1  b1  u1  --  --  --  i1  i2  i4  i8  --  --  f2  bf  f4  f8  c4  c8 c16
+  u1  u1  u1  --  --  --  i2  i2  i4  i8  --  --  f2  bf  f4  f8  c4  c8 c16
+  u2  --  --  u2  --  --  --  --  --  --  --  --  f2  bf  f4  f8  --  --  --
+  u4  --  --  --  u4  --  --  --  --  --  --  --  f2  bf  f4  f8  --  --  --
+  u8  --  --  --  --  u8  --  --  --  --  --  --  f2  bf  f4  f8  --  --  --
+  i1  i1  i2  --  --  --  i1  i2  i4  i8  --  --  f2  bf  f4  f8  c4  c8 c16
+  i2  i2  i2  --  --  --  i2  i2  i4  i8  --  --  f2  bf  f4  f8  c4  c8 c16
+  i4  i4  i4  --  --  --  i4  i4  i4  i8  --  --  f2  bf  f4  f8  c4  c8 c16
+  i8  i8  i8  --  --  --  i8  i8  i8  i8  --  --  f2  bf  f4  f8  c4  c8 c16
+  e4  --  --  --  --  --  --  --  --  --  e4  --  --  --  --  --  --  --  --
+  e5  --  --  --  --  --  --  --  --  --  --  e5  --  --  --  --  --  --  --
+  f2  f2  f2  f2  f2  f2  f2  f2  f2  f2  --  --  f2  f4  f4  f8  c4  c8 c16
+  bf  bf  bf  bf  bf  bf  bf  bf  bf  bf  --  --  f4  bf  f4  f8  c8  c8 c16
+  f4  f4  f4  f4  f4  f4  f4  f4  f4  f4  --  --  f4  f4  f4  f8  c8  c8 c16
+  f8  f8  f8  f8  f8  f8  f8  f8  f8  f8  --  --  f8  f8  f8  f8 c16 c16 c16
+  c4  c4  c4  --  --  --  c4  c4  c4  c4  --  --  c4  c8  c8 c16  c4  c8 c16
+  c8  c8  c8  --  --  --  c8  c8  c8  c8  --  --  c8  c8  c8 c16  c8  c8 c16
+ c16 c16 c16  --  --  -- c16 c16 c16 c16  --  -- c16 c16 c16 c16 c16 c16 c16
+"""
+
+_code = lambda c: D.BY_CODE[c].name  # noqa: E731
+
+# Kinds each op's kernels refuse (the promoted dtype's kind), as PyTorch raises for them.
+_REFUSES = {
+    "floor_divide": "bc", "remainder": "bc", "fmod": "bc",
+    # logaddexp, hypot and nextafter have float kernels only, and (unlike atan2) do not promote
+    # integer inputs to float: int tensors are refused.
+    "logaddexp": "bui", "hypot": "buic", "nextafter": "buic",
+    "maximum": "c", "minimum": "c", "fmax": "c", "fmin": "c",
+    "less": "c", "less_equal": "c", "greater": "c", "greater_equal": "c",
+    "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc", "left_shift": "fc", "right_shift": "fc",
+    "arctan2": "c", "copysign": "c",
+}
+
+TORCH = Policy(
+    name="torch",
+    framework="PyTorch",
+    emulates="PyTorch 2.13, torch.get_default_dtype() == float32",
+    source="https://github.com/pytorch/pytorch/blob/main/c10/core/ScalarType.cpp (promoteTypes); "
+           "aten/src/ATen/native/TypeProperties.cpp (ResultTypeState)",
+    promote=PairTable(parse_grid(PROMOTE, _code)),
+    dtypes=frozenset(d.name for d in D.ALL),
+    default_float="float32",
+    scalar_dtypes={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},  # wrapped numbers
+    # logaddexp, hypot and nextafter do not promote integer inputs to float (unlike atan2)
+    kinds={"logaddexp": PromotionKind.DEFAULT, "hypot": PromotionKind.DEFAULT, "nextafter": PromotionKind.DEFAULT},
+    accepts={"logaddexp": "fc"},
+    refuses=_REFUSES,
+    rules=TorchRules(),
+)
+
+TORCH_F64 = replace(
+    TORCH,
+    name="torch-f64",
+    emulates="PyTorch 2.13, torch.set_default_dtype(torch.float64)",
+    default_float="float64",
+    scalar_dtypes={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
+)

@@ -1,0 +1,62 @@
+"""The Array API standard's rules, as array-api-strict enforces them: arrays (0-d too) promote
+by the standard's table with mixed kinds refused; a Python scalar joins an array of a kind it may
+be converted to and takes the array's dtype; each function takes only its dtype categories."""
+from __future__ import annotations
+
+from ...core import dtypes as D
+from ...core.errors import PromotionError, kind_hint
+from ...core.kinds import StoreRule
+from ..limits import INT_RANGES, IntRange
+from ..plan import PY_KIND_NAMES
+from . import Rules, strong_join
+
+__all__ = ["ArrayAPIRules"]
+
+
+class ArrayAPIRules(Rules):
+    """``scalar_kinds``: Python scalar kind -> the array kinds it may join; ``categories``: op ->
+    the dtype categories the standard lists for the function."""
+
+    nary = True  # xp.result_type(*arrays_and_dtypes)
+    inplace_rule = StoreRule.SAME_DTYPE  # "x1 += x2" must not change x1's dtype (array-api-strict: TypeError)
+    # NumPy underneath raises for negative powers; array-api-strict itself for negative shifts
+    negative_int_refused = frozenset({"power", "left_shift", "right_shift"})
+    # "bitwise_left_shift(x1, x2) is only defined for x2 >= 0" comes before the range check (uint8 << -1)
+    sign_checked_first = frozenset({"left_shift", "right_shift"})
+    negative_power_arrays_refused = True
+    negative_shift_arrays_refused = True  # bitwise_left_shift: "only defined for x2 >= 0", arrays too
+
+    def __init__(self, scalar_kinds, categories):
+        self.scalar_kinds, self.categories = scalar_kinds, categories
+
+    def promote(self, pol, op, values, trace):
+        strong = [o.dtype for o in values if o.category != "scalar"]
+        if not strong:
+            return None, "two Python scalars: pass at least one array"
+        joined = strong_join(pol.promote, strong, trace)
+        if joined is None:
+            return None, f"{' and '.join(d.name for d in strong)} cannot be promoted together"
+        result = D.dtype(joined)
+        for o in values:
+            if o.category != "scalar":
+                continue
+            allowed = self.scalar_kinds[o.pykind]
+            if result.kind not in allowed:
+                return None, f"a Python {PY_KIND_NAMES[o.pykind]} can only be promoted with {allowed!r}-kind arrays"
+            if o.pykind == "c" and result.kind == "f":
+                result = D.dtype(pol.promote.join(result.name, "complex64"))
+        return result, False
+
+    def check_kernel(self, pol, op, promoted, values, operands):
+        """array-api-strict checks each array's dtype against the function's categories before a
+        Python scalar joins; then NumPy's kernels decide on the promoted dtype."""
+        refused = pol.refuses.get(op.name, "")
+        standard = "".join(k for k in self.categories.get(op.name, op.accepts) if k not in refused)
+        for o in values:
+            if o.category != "scalar" and o.dtype.kind not in standard:
+                raise PromotionError(pol.name, op.name, operands, f"{op.name} is not defined for {o.dtype.name} in "
+                                     f"{pol.framework}", kind_hint(standard))
+        super().check_kernel(pol, op, promoted, values, operands)
+
+    def int_range(self, pol, op_name, target, position):
+        return IntRange(*INT_RANGES[target.name], target.name) if target.kind in "ui" else None
