@@ -1,8 +1,8 @@
 // gpupromote_elementwise.cuh -- the pieces every generated elementwise kernel is made of.
 //
-// gpupromote/backends/_cuda_source.py writes one small functor per Plan: it reads each array
+// gpupromote/engines/cuda/source.py writes one small functor per Plan: it reads each array
 // operand in its own storage type, converts it to the plan's compute type in registers, applies
-// the op's expression (ops.py) and converts the value once to the result's storage type. This
+// the op's expression (core/ops.py) and converts the value once to the result's storage type. This
 // header holds what does not depend on the plan:
 //
 //   * storage structs for complex (gp_c32 / gp_c64 / gp_c128) and the narrow-float loads and
@@ -145,7 +145,7 @@ GP_DEV gp_c128 gp_st_c16(complex<double> z) {
 template <class To, class From> GP_DEV To gp_cast(const From& v) { return gp_caster<To, From>::cast(v); }
 template <class T> GP_DEV bool gp_truth(const T& v) { return gp_caster<bool, T>::cast(v); }
 
-// ---- the expressions' small helpers (ops.py names them; backends/_numba_elementwise.py twins them) ----
+// ---- the expressions' small helpers (core/ops.py names them; engines/cpu/elementwise.py twins them) ----
 
 template <class T> GP_DEV T gp_select(bool c, const T& a, const T& b) { return c ? a : b; }
 GP_DEV bool gp_not(bool x) { return !x; }
