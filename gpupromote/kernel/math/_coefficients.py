@@ -1,0 +1,125 @@
+"""How the polynomial coefficients of the library were made (run by hand; never at import).
+
+    .venv/bin/python -m gpupromote.kernel.math._coefficients [name ...]
+
+prints, for each fit, the coefficients as Python float literals (repr: exact doubles, rendered
+as hex floats in C++) and the fit's error measured with mpmath on a dense grid after rounding
+the coefficients to double. The literals were pasted into the function modules.
+
+Method: a near-minimax fit by Lawson's iteration (iteratively reweighted least squares) on
+Chebyshev-distributed points. The least-squares steps run in float64 on residuals computed with
+mpmath at 200 bits, so a fit can reach errors far below 2^-53 relative to the function. After
+rounding, each coefficient in turn is rounded to double and the later ones are refitted, so the
+rounding of the earlier ones is compensated.
+"""
+from __future__ import annotations
+
+import sys
+
+import mpmath as mp
+import numpy as np
+
+mp.mp.prec = 200
+
+
+def _nodes(a, b, n):
+    a, b = mp.mpf(a), mp.mpf(b)
+    return [(a + b) / 2 + (b - a) / 2 * mp.cos(mp.pi * (k + mp.mpf(0.5)) / n) for k in range(n)] + [a, b]
+
+
+def fit(g, a, b, exps, weight=lambda x: 1, n=1500, iters=60, fixed=()):
+    """Coefficients c_k (for x**exps[k]) minimising max |weight(x) * (g(x) - sum c_k x**e_k)|
+    on [a, b]. ``fixed``: ((exponent, exact value), ...) terms kept out of the fit."""
+    xs = [x for x in _nodes(a, b, n) if g(x) is not None]
+    gs = [g(x) - sum(mp.mpf(v) * x**e for e, v in fixed) for x in xs]
+    ws = [mp.mpf(weight(x)) for x in xs]
+    A = np.array([[float(w * x**e) for e in exps] for x, w in zip(xs, ws)])
+    scale = np.max(np.abs(A), axis=0)
+    scale[scale == 0] = 1
+    As = A / scale
+    c = [mp.mpf(0)] * len(exps)
+    u = np.ones(len(xs))
+    best = None
+    for _ in range(iters):
+        r = np.array([float(w * (gx - sum(ck * x**e for ck, e in zip(c, exps)))) for x, w, gx in zip(xs, ws, gs)])
+        sw = np.sqrt(u)
+        d, *_ = np.linalg.lstsq(As * sw[:, None], r * sw, rcond=None)
+        c = [ck + mp.mpf(float(dk / s)) for ck, dk, s in zip(c, d, scale)]
+        r = np.array([float(w * (gx - sum(ck * x**e for ck, e in zip(c, exps)))) for x, w, gx in zip(xs, ws, gs)])
+        m = np.max(np.abs(r))
+        if best is None or m < best[0]:
+            best = (m, list(c))
+        u = u * np.abs(r)
+        u = u / u.sum()
+        u = np.maximum(u, 1e-30)
+    c = best[1]
+    # round one coefficient at a time, refit the rest (plain least squares on the residual)
+    out = []
+    for k in range(len(exps)):
+        ck = float(c[k])
+        out.append(ck)
+        rest = exps[k + 1:]
+        if not rest:
+            break
+        r = np.array([float(w * (gx - sum(mp.mpf(v) * x**e for v, e in zip(out, exps))
+                                 - sum(cj * x**e for cj, e in zip(c[k + 1:], rest))))
+                      for x, w, gx in zip(xs, ws, gs)])
+        Ar = As[:, k + 1:]
+        d, *_ = np.linalg.lstsq(Ar, r, rcond=None)
+        c = c[:k + 1] + [cj + mp.mpf(float(dj / s)) for cj, dj, s in zip(c[k + 1:], d, scale[k + 1:])]
+    err = max_error(g, a, b, exps, out, weight, fixed)
+    return out, err
+
+
+def max_error(g, a, b, exps, coeffs, weight=lambda x: 1, fixed=(), n=4000):
+    worst = 0
+    for x in _nodes(a, b, n):
+        gx = g(x)
+        if gx is None:
+            continue
+        p = sum(mp.mpf(v) * x**e for e, v in fixed) + sum(mp.mpf(c) * x**e for c, e in zip(coeffs, exps))
+        worst = max(worst, abs(mp.mpf(weight(x)) * (gx - p)))
+    return float(worst)
+
+
+def _report(name, coeffs, err):
+    print(f"# {name}: max weighted error {err:.3e} (2^{float(mp.log(err, 2)) if err else -999:.1f})")
+    print(f"{name} = (" + ", ".join(repr(c) for c in coeffs) + ("," if len(coeffs) == 1 else "") + ")")
+
+
+def _safe(f):
+    def g(x):
+        if x == 0:
+            return None
+        return f(x)
+    return g
+
+
+LN2 = mp.log(2)
+
+# name -> (function, interval, exponents, weight, fixed terms). Errors are stated relative to
+# what the coefficients approximate in the caller (the weight).
+FITS = {
+    # exp(r) = 1 + r + r^2/2 + r^3 * P(r), |r| <= ln2/2; absolute error (exp(r) ~ 1)
+    "EXP_P_F64": (lambda r: mp.exp(r), -LN2 / 2 * 1.0001, LN2 / 2 * 1.0001, list(range(3, 13)), lambda r: 1,
+                  ((0, 1), (1, 1), (2, 0.5))),
+    "EXP_P_F32": (lambda r: mp.exp(r), -LN2 / 2 * 1.0001, LN2 / 2 * 1.0001, list(range(3, 11)), lambda r: 1,
+                  ((0, 1), (1, 1), (2, 0.5))),
+    # log1p(f) = 2s + s*R(s^2), s = f/(2+f), |s| <= 0.1716; error relative to 2s
+    "LOG_R_F64": (_safe(lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / mp.sqrt(z)), 0, 0.02945,
+                  list(range(1, 10)), _safe(lambda z: 1 / 2), ()),
+    "LOG_R_F32": (_safe(lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / mp.sqrt(z)), 0, 0.02945,
+                  list(range(1, 7)), _safe(lambda z: 1 / 2), ()),
+}
+
+
+def main(names):
+    for name in names or list(FITS):
+        g, a, b, exps, w, fixed = FITS[name]
+        coeffs, err = fit(g, a, b, exps, w, fixed=fixed)
+        _report(name, coeffs, err)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,242 @@
+"""exp, expm1, exp2, log, log1p, log2, log10 (and the kernels other functions share).
+
+float64: reduce, evaluate a polynomial as a double-double where the rounding of the last
+additions matters, and round once. float32 (and the narrow formats through ``_wide``): the same
+in plain double with ~2^-50 relative error, branch-free, then one rounding.
+"""
+from __future__ import annotations
+
+from ._core import gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._dsl import INF, NAN, NINF, as_f64, as_u64, f32, f64, fma, helper, i64, public, rint, select, u64
+
+# ln 2 = LN2_HI + LN2_LO (+ 2^-102): LN2_HI has 40 bits, so k * LN2_HI is exact for |k| < 2^13
+LN2_HI = 0.6931471805592082
+LN2_LO = 7.371002565167799e-13
+LN2 = 0.6931471805599453           # RN(ln 2)
+LN2_R = 2.3190468138462996e-17     # ln 2 - LN2
+INV_LN2 = 1.4426950408889634
+INV_LN2_LO = 2.0355273740931033e-17
+INV_LN10 = 0.4342944819032518
+INV_LN10_LO = 1.098319650216765e-17
+LOG10_2_HI = 0.30102999566361177   # 40 bits
+LOG10_2_LO = 3.694239077158931e-13
+LN10 = 2.302585092994046
+LN10_LO = -2.1707562233822494e-16
+SQRT_HALF_BITS = 0x3fe6a09e667f3bcd  # the double just above sqrt(1/2)
+
+# exp(r) = 1 + r + r^2/2 + r^3 * P(r) on |r| <= ln2/2 (_coefficients.py EXP_P_F64: 2^-63.9)
+EP0 = 0.16666666666666682
+EP1 = 0.041666666666666685
+EP2 = 0.008333333333317592
+EP3 = 0.0013888888888873316
+EP4 = 0.00019841269895322846
+EP5 = 2.4801587349077434e-05
+EP6 = 2.7557235712254605e-06
+EP7 = 2.755725197157587e-07
+EP8 = 2.5111791508596463e-08
+EP9 = 2.092171054185496e-09
+# float32 paths (EXP_P_F32: 2^-51.6)
+EF0 = 0.16666666666610855
+EF1 = 0.04166666666660023
+EF2 = 0.008333333371225124
+EF3 = 0.0013888888928199718
+EF4 = 0.00019841184727165082
+EF5 = 2.4801507018475895e-05
+EF6 = 2.7635211297305225e-06
+EF7 = 2.7625816791379294e-07
+# log1p(f) = 2s + s R(s^2), s = f/(2+f) (LOG_R_F64: 2^-66.9 relative to 2s)
+LR1 = 0.6666666666666666
+LR2 = 0.40000000000003133
+LR3 = 0.2857142857044587
+LR4 = 0.2222222237783706
+LR5 = 0.1818180422245913
+LR6 = 0.15385352382370077
+LR7 = 0.1331090208569073
+LR8 = 0.12115931580386531
+LR9 = 0.08780132217746177
+# (LOG_R_F32: 2^-52.2)
+LF1 = 0.6666666666658699
+LF2 = 0.40000000052369794
+LF3 = 0.2857141711430515
+LF4 = 0.2222337282542431
+LF5 = 0.18123603620285167
+LF6 = 0.1682031831941998
+
+
+# --------------------------------------------------------------------------------------------
+# exp
+
+@helper
+def gpm_exp_poly(r: f64) -> f64:
+    """P(r) with exp(r) = 1 + r + r^2/2 + r^3 P(r), |r| <= 0.35."""
+    p = fma(r, EP9, EP8)
+    p = fma(r, p, EP7)
+    p = fma(r, p, EP6)
+    p = fma(r, p, EP5)
+    p = fma(r, p, EP4)
+    p = fma(r, p, EP3)
+    p = fma(r, p, EP2)
+    p = fma(r, p, EP1)
+    return fma(r, p, EP0)
+
+
+@helper
+def gpm_exp_kernel(xh: f64, xl: f64) -> tuple[f64, f64, i64]:
+    """exp(xh + xl) = 2^k * (h + l), h + l in [0.7, 1.42] with relative error below 2^-62;
+    |xh| <= 746, |xl| <= 2^-40 |xh| or so."""
+    kf = rint(xh * INV_LN2)
+    k = i64(kf)
+    r0 = xh - kf * LN2_HI                       # exact (Sterbenz; kf * LN2_HI is exact)
+    th, tl = gpm_two_prod(kf, LN2_LO)
+    rh, rl = gpm_two_sum(r0, -th)
+    rl = rl - tl + xl
+    # r = rh + rl; exp(r) = 1 + rh + rh^2/2 + rh^3 P(rh) + rl (1 + rh)
+    a, b = gpm_fast_two_sum(1.0, rh)
+    sh, sl = gpm_two_prod(rh, rh)
+    sh = sh * 0.5
+    sl = sl * 0.5
+    a, c = gpm_two_sum(a, sh)
+    tail = rh * (rh * rh) * gpm_exp_poly(rh)
+    lo = b + c + sl + tail + rl * (1.0 + rh)
+    h, l = gpm_fast_two_sum(a, lo)
+    return h, l, k
+
+
+@public
+def gpm_exp_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x > 710.0:
+        return INF
+    if x < -746.0:
+        return 0.0
+    h, l, k = gpm_exp_kernel(x, 0.0)
+    return gpm_scale2(h + l, k)
+
+
+@helper
+def gpm_exp_wide_core(x: f64) -> f64:
+    """exp(x) to about 2^-50 relative for |x| <= 300 (no special values)."""
+    kf = rint(x * INV_LN2)
+    r = fma(-kf, LN2, x)
+    r = fma(-kf, LN2_R, r)
+    r2 = r * r
+    p = fma(r, EF7, EF6)
+    p = fma(r, p, EF5)
+    p = fma(r, p, EF4)
+    p = fma(r, p, EF3)
+    p = fma(r, p, EF2)
+    p = fma(r, p, EF1)
+    p = fma(r, p, EF0)
+    p = fma(r, p, 0.5)
+    e = 1.0 + fma(r2, p, r)
+    return e * gpm_pow2i(i64(kf))
+
+
+@public
+def gpm_exp_wide(x: f64) -> f64:
+    """exp in double for narrow inputs (float32 range), before the one rounding."""
+    xc = select(x > 200.0, 200.0, select(x < -200.0, -200.0, select(x != x, 0.0, x)))
+    y = gpm_exp_wide_core(xc)
+    return select(x != x, x, select(x > 200.0, INF, select(x < -200.0, 0.0, y)))
+
+
+@public
+def gpm_exp_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_exp_wide(f64(x))))
+
+
+# --------------------------------------------------------------------------------------------
+# log
+
+@helper
+def gpm_log_split(x: f64) -> tuple[f64, f64]:
+    """x = 2^e * m with m in [sqrt(1/2), sqrt(2)), for x positive normal: (e as f64, m - 1)."""
+    u = as_u64(x)
+    e = i64(u - u64(SQRT_HALF_BITS)) >> i64(52)
+    m = as_f64(u - (u64(e) << u64(52)))
+    return f64(e), m - 1.0
+
+
+@helper
+def gpm_log1p_kernel(f: f64) -> tuple[f64, f64]:
+    """log(1 + f) as a double-double for f in [sqrt(1/2) - 1, sqrt(2) - 1], ~2^-56 relative."""
+    s = f / (2.0 + f)
+    z = s * s
+    p = fma(z, LR9, LR8)
+    p = fma(z, p, LR7)
+    p = fma(z, p, LR6)
+    p = fma(z, p, LR5)
+    p = fma(z, p, LR4)
+    p = fma(z, p, LR3)
+    p = fma(z, p, LR2)
+    p = fma(z, p, LR1)
+    rr = z * p
+    hh, hl = gpm_two_prod(f, f)
+    hh = hh * 0.5
+    hl = hl * 0.5
+    ah, al = gpm_two_sum(f, -hh)
+    b = s * (hh + rr)
+    return gpm_fast_two_sum(ah, (al - hl) + b)
+
+
+@helper
+def gpm_log_dd(x: f64) -> tuple[f64, f64]:
+    """log(x) as a double-double for x positive and finite (subnormals included)."""
+    sub = x < 2.2250738585072014e-308
+    xs = select(sub, x * 18014398509481984.0, x)   # 2^54
+    e, f = gpm_log_split(xs)
+    e = e - select(sub, 54.0, 0.0)
+    hi, lo = gpm_log1p_kernel(f)
+    sh, sl = gpm_two_sum(e * LN2_HI, hi)
+    return gpm_fast_two_sum(sh, sl + lo + e * LN2_LO)
+
+
+@public
+def gpm_log_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x < 0.0:
+        return NAN
+    if x == 0.0:
+        return NINF
+    if x == INF:
+        return x
+    h, l = gpm_log_dd(x)
+    return h + l
+
+
+@helper
+def gpm_log_wide_core(x: f64) -> tuple[f64, f64]:
+    """(e, log1p(f)) with x = 2^e (1 + f), x positive normal; ~2^-52 relative, branch-free."""
+    e, f = gpm_log_split(x)
+    s = f / (2.0 + f)
+    z = s * s
+    p = fma(z, LF6, LF5)
+    p = fma(z, p, LF4)
+    p = fma(z, p, LF3)
+    p = fma(z, p, LF2)
+    p = fma(z, p, LF1)
+    hfsq = 0.5 * f * f
+    return e, f - fma(-s, fma(z, p, hfsq), hfsq)
+
+
+@helper
+def gpm_log_special(x: f64, y: f64) -> f64:
+    """The special values of log-like functions around a result y computed for x > 0 finite."""
+    return select(x != x, x, select(x < 0.0, NAN, select(x == 0.0, NINF, select(x == INF, x, y))))
+
+
+@public
+def gpm_log_wide(x: f64) -> f64:
+    e, p = gpm_log_wide_core(x)
+    y = fma(e, LN2, fma(e, LN2_R, p))
+    return gpm_log_special(x, y)
+
+
+@public
+def gpm_log_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_log_wide(f64(x))))
+
+
+_ = (gpm_dd_add, gpm_dd_mul, gpm_scale2, LN10, LN10_LO, INV_LN2_LO, INV_LN10, INV_LN10_LO, LOG10_2_HI, LOG10_2_LO)

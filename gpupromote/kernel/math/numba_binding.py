@@ -1,0 +1,146 @@
+"""The Numba rendering: the library's own Python functions, compiled with ``numba.njit``.
+
+The only module of the library that imports numba. Each function's code object is compiled as
+it is, with its globals rebound: the primitives become one LLVM instruction or intrinsic each,
+the Tables numpy arrays (Numba freezes them as constants), the other library functions their
+jitted twins.
+
+    fns = numba_functions()          # {"gpm_exp_f32": <njit>, ...}, compiled lazily
+    gpm_exp_f32 = fns["gpm_exp_f32"] # call it from njit code with a float32 (not a Python float)
+
+Mapping: fma -> llvm.fma, sqrt -> llvm.sqrt, floor/ceil/trunc/rint -> llvm.floor/ceil/trunc/rint,
+fabs -> llvm.fabs, copysign -> llvm.copysign, select -> LLVM ``select``, as_u64... -> ``bitcast``;
+f64(...)/i64(...) are numpy's scalar types (fpext/fptrunc/sitofp/fptosi...); + - * / are Numba's
+own, which LLVM never contracts without fastmath. ``error_model="numpy"``: no exception on /0.
+Complex entry points return (re, im) tuples.
+"""
+from __future__ import annotations
+
+import functools
+import types as pytypes
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from ._dsl import REGISTRY, Table
+
+__all__ = ["numba_functions", "PRIMITIVES", "JIT_OPTIONS"]
+
+JIT_OPTIONS = {"error_model": "numpy", "fastmath": False}
+
+
+def _llvm_name(base, ty):
+    return f"{base}.{'f64' if ty.bitwidth == 64 else 'f32'}"
+
+
+def _float_op(base, args):
+    """(signature, codegen) of an LLVM float intrinsic on arguments of one float type."""
+    args = [types.unliteral(a) for a in args]
+    if not isinstance(args[0], types.Float) or any(a != args[0] for a in args):
+        return None
+    t, n = args[0], len(args)
+
+    def codegen(context, builder, sig, llargs):
+        lty = context.get_value_type(t)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(lty, [lty] * n), _llvm_name(base, t))
+        return builder.call(fn, llargs)
+    return t(*([t] * n)), codegen
+
+
+# numba's @intrinsic reads the arity from the Python signature: one wrapper per arity
+def _unary(base):
+    @intrinsic
+    def op(typingctx, x):
+        return _float_op(base, (x,))
+    return op
+
+
+def _binary(base):
+    @intrinsic
+    def op(typingctx, x, y):
+        return _float_op(base, (x, y))
+    return op
+
+
+def _ternary(base):
+    @intrinsic
+    def op(typingctx, x, y, z):
+        return _float_op(base, (x, y, z))
+    return op
+
+
+@intrinsic
+def _select(typingctx, c, a, b):
+    a, b = types.unliteral(a), types.unliteral(b)
+    if types.unliteral(c) != types.boolean or a != b:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(args[0], args[1], args[2])
+    return a(types.boolean, a, a), codegen
+
+
+def _bitcast(src_kinds, dst):
+    @intrinsic
+    def op(typingctx, x):
+        x = types.unliteral(x)
+        if x not in src_kinds:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], context.get_value_type(dst))
+        return dst(x), codegen
+    return op
+
+
+PRIMITIVES = {
+    "fma": _ternary("llvm.fma"),
+    "sqrt": _unary("llvm.sqrt"),
+    "fabs": _unary("llvm.fabs"),
+    "floor": _unary("llvm.floor"),
+    "ceil": _unary("llvm.ceil"),
+    "trunc": _unary("llvm.trunc"),
+    "rint": _unary("llvm.rint"),
+    "copysign": _binary("llvm.copysign"),
+    "select": _select,
+    "as_u64": _bitcast((types.float64,), types.uint64),
+    "as_i64": _bitcast((types.float64,), types.int64),
+    "as_f64": _bitcast((types.uint64, types.int64), types.float64),
+    "as_u32": _bitcast((types.float32,), types.uint32),
+    "as_i32": _bitcast((types.float32,), types.int32),
+    "as_f32": _bitcast((types.uint32, types.int32), types.float32),
+}
+
+
+def _table_array(tbl: Table):
+    return np.array(tbl, dtype={"f64": np.float64, "f32": np.float32, "i64": np.int64, "u64": np.uint64,
+                                "i32": np.int32, "u32": np.uint32, "u16": np.uint16, "u8": np.uint8}[tbl.type_name])
+
+
+@functools.lru_cache(maxsize=1)
+def numba_functions() -> dict:
+    """``{name: njit dispatcher}`` for every function of the library (entry points and helpers)."""
+    from . import _library  # noqa: F401 - registers every function
+    module_globals = {}
+    out = {}
+    for name, entry in REGISTRY.items():
+        fn = entry.fn
+        g = module_globals.get(fn.__module__)
+        if g is None:
+            g = dict(fn.__globals__)
+            for k, v in list(g.items()):
+                if isinstance(v, Table):
+                    g[k] = _table_array(v)
+            g.update(PRIMITIVES)
+            module_globals[fn.__module__] = g
+        clone = pytypes.FunctionType(fn.__code__, g, name, fn.__defaults__, fn.__closure__)
+        clone.__qualname__ = fn.__qualname__
+        clone.__module__ = fn.__module__
+        clone.__doc__ = fn.__doc__
+        out[name] = njit(**JIT_OPTIONS)(clone)
+    for g in module_globals.values():   # before anything compiles: callees resolve to the jitted twins
+        g.update(out)
+    return out
