@@ -234,3 +234,15 @@ def test_readme_cli_lines_run(tmp_path, monkeypatch, capsys):
             continue
         assert cli.main(argv) == 0, command
     capsys.readouterr()
+
+
+_PATH = re.compile(r"(?<![\w/.])((?:gpupromote|tests|kernels|bench|docs)/[\w./-]*\w)")
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/ARCHITECTURE.md", "docs/cpu-engine.md", "docs/deviations.md"])
+def test_paths_the_docs_name_exist(page):
+    text = (ROOT / page).read_text()
+    missing = sorted({p for p in _PATH.findall(text)
+                      if "<" not in p and "*" not in p and not (ROOT / p).exists()
+                      and not (ROOT / p).with_suffix(".py").exists()})
+    assert not missing, f"{page} names paths that do not exist: {missing}"
