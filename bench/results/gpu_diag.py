@@ -1,5 +1,5 @@
 """Why the compiled dispatcher declines calls on CuPy arrays: each step of the entry, checked in
-Python as _fastpath.c checks it. Run on a GPU: PYTHONPATH=. python3 bench/results/gpu_diag.py"""
+Python as fastpath/device.c checks it. Run on a GPU: PYTHONPATH=. python3 bench/results/gpu_diag.py"""
 import time
 import traceback
 

@@ -62,7 +62,7 @@ class Spec:
                             ("weak", bool(weak))):
             object.__setattr__(self, name, value)
         signature = describe(self).signature()
-        # why: its plan-cache key, built once and shared by equal specs, so that _fastpath.c can
+        # why: its plan-cache key, built once and shared by equal specs, so that fastpath/result_type.c can
         # memoize calls on specs by identity as it does for numpy dtypes
         object.__setattr__(self, "_key", _SPEC_KEYS.setdefault(signature, (signature, None)))
 
@@ -120,7 +120,7 @@ def describe(x) -> Operand:
 
 # (policy, op, two key fields per operand...) -> (plan, bounds of the Python ints it holds for,
 # plan.result). The fields are cheap to build (no tuple per operand) and equal keys mean equal
-# Operands but for the values of Python scalars. _fastpath.c builds the same keys and reads the
+# Operands but for the values of Python scalars. fastpath/result_type.c builds the same keys and reads the
 # same values: keep it in step with _operand_key. The one plan cache: promotion/resolve.py caches nothing.
 _plans: dict = {}
 _PLANS_LIMIT = 65536
@@ -132,7 +132,7 @@ _ndarray = np.ndarray
 
 _SCALAR_TYPES = frozenset(_PY_SCALARS)
 # Operand types that carry their plan-cache key, interned, in a `_key` slot (a DType operand is an
-# array of that dtype); _fastpath.c reads that slot directly.
+# array of that dtype); fastpath/result_type.c reads that slot directly.
 _KEYED_TYPES = frozenset({Spec, D.DType})
 for _d in D.ALL:
     _d._key = (describe(_d).signature(), None)
@@ -230,7 +230,7 @@ def _py_result_type(*operands, op="add", policy=None) -> D.DType:
 
 
 def _compiled_result_type():
-    """gp.result_type with its cache-hit path in C (gpupromote/_fastpath.c), when that extension
+    """gp.result_type with its cache-hit path in C (gpupromote/dispatch/fastpath/result_type.c), when that extension
     was built and GPUPROMOTE_PURE_PYTHON is unset; the Python function otherwise."""
     if os.environ.get("GPUPROMOTE_PURE_PYTHON"):
         return _py_result_type

@@ -227,7 +227,7 @@ def make_op(name: str):
 
 
 # ---------------------------------------------------------------------------------------------
-# The compiled dispatcher (gpupromote/_fastpath.c)
+# The compiled dispatcher (gpupromote/dispatch/fastpath/: ops.c, entry.c, device.c)
 #
 # Each op function is a C callable (_fastpath.Op) in front of the Python function above, which
 # stays the fallback and the reference (GPUPROMOTE_PURE_PYTHON=1 uses it alone). The C side keeps,
@@ -240,7 +240,7 @@ def make_op(name: str):
 # entries of their own once a call has brought CuPy's handles (_bind_device_arrays): the plan's
 # contiguous kernel, launched from C with one cuLaunchKernel (tests/hostcuda/test_hostcuda_dispatcher.py).
 
-# Kernel parameter types the C side converts a folded scalar into (enum in _fastpath.c).
+# Kernel parameter types the C side converts a folded scalar into (the F_ enum in fastpath/fastpath.h).
 _FOLD_CODES = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
                "uint64": 8, "float32": 9, "float64": 10, "complex64": 11, "complex128": 12, "float16": 13,
                "bfloat16": 14}
@@ -309,7 +309,7 @@ def _make_entry(op, args, policy, out):
                            tuple(folds), bounds, *stores)
 
 
-# The C type of the kernel parameter a folded scalar's carrier (_fastpath.c's Slot) fills, per
+# The C type of the kernel parameter a folded scalar's carrier (fastpath/fastpath.h's Slot) fills, per
 # fold target: float16 and bfloat16 travel as the float32 that holds them exactly, a complex
 # scalar as its two parts.
 _CARRIER_CTYPES = {"bool": "bool", "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",

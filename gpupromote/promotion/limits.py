@@ -5,7 +5,7 @@ A rule module states each check once, as ``Bound(position, lo, hi, outside)``: i
 ``[lo, hi]`` the value changes nothing; outside it, ``outside(plan, operand, trace)`` decides,
 by raising as the framework raises or by returning the plan the value leads to. Every path reads
 the same bounds: the resolver calls ``outside`` for values beyond them, the plan cache
-(dispatch/api.py, and _fastpath.c, which reads its entries) keeps a plan for values within them, and the
+(dispatch/api.py, and dispatch/fastpath/result_type.c, which reads its entries) keeps a plan for values within them, and the
 dispatcher's fast runners take only calls within them.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = ["INT_RANGES", "INT64_END", "C10_SCALAR", "FLOAT_MAX", "IntRange", "Bo
 # dtype name -> (lowest, highest) of every integer dtype
 INT_RANGES = {d.name: (int(np.iinfo(d.numpy).min), int(np.iinfo(d.numpy).max)) for d in D.ALL if d.kind in "ui"}
 # 2**63: a Python int from here on no longer fits int64. PyTorch makes such an int a uint64
-# c10::Scalar, so it keys plans apart (Operand.signature, api._operand_key, and _fastpath.c,
+# c10::Scalar, so it keys plans apart (Operand.signature, api._operand_key, and fastpath/result_type.c,
 # where PyLong_AsLongLongAndOverflow draws the same line).
 INT64_END = INT_RANGES["int64"][1] + 1
 # What a c10::Scalar holds: an int64 or a uint64.
@@ -70,7 +70,7 @@ def wrap(value: int, dtype: D.DType) -> int:
 
 
 def cache_bounds(bounds, operands) -> tuple | None:
-    """((position, lo, hi), ...) as the plan caches store them: plain triples, which _fastpath.c
+    """((position, lo, hi), ...) as the plan caches store them: plain triples, which fastpath/result_type.c
     compares with ``lo <= x <= hi``, one per position (the intersection of its bounds); None
     where a bound is on a complex scalar, which has no order: such a plan cannot be cached by
     its dtypes."""

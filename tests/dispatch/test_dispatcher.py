@@ -1,4 +1,4 @@
-"""The compiled dispatcher (gpupromote/_fastpath.c: gp.<op> as a C callable) against the Python op
+"""The compiled dispatcher (gpupromote/dispatch/fastpath/ops.c: gp.<op> as a C callable) against the Python op
 function behind it (``gp.<op>.__wrapped__``, the path GPUPROMOTE_PURE_PYTHON=1 runs alone).
 
 For every call, both get fresh copies of the same arguments and must give the same outcome: the

@@ -1,4 +1,4 @@
-"""The compiled cache-hit path of gp.result_type (gpupromote/_fastpath.c) answers every call as the
+"""The compiled cache-hit path of gp.result_type (gpupromote/dispatch/fastpath/result_type.c) answers every call as the
 Python function does: the same dtype, or the same exception with the same message, on the first
 call (a miss) and on every later one (a hit from the plan cache or from the pointer memo)."""
 import contextvars

@@ -276,7 +276,7 @@ def test_memory_and_disk_cache(tmp_path, monkeypatch):
 
 def test_compiled_dispatcher_launches_from_c():
     """Calls on contiguous CuPy arrays take the compiled dispatcher's CUDA entries (one
-    cuLaunchKernel from C, gpupromote/_fastpath.c) and give the Python launcher's result, bit for
+    cuLaunchKernel from C, gpupromote/dispatch/fastpath/device.c) and give the Python launcher's result, bit for
     bit, on the current stream."""
     from gpupromote.dispatch import opfunctions
     if opfunctions._fastpath is None:

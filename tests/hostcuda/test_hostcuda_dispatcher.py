@@ -1,4 +1,4 @@
-"""The compiled dispatcher's CUDA entries (gpupromote/_fastpath.c, "CUDA entries": a call on CuPy
+"""The compiled dispatcher's CUDA entries (gpupromote/dispatch/fastpath/device.c, "CUDA entries": a call on CuPy
 arrays as one cuLaunchKernel from C) against the Python op function behind it, on the host tier:
 CuPy is tests/hostcuda/fake_cupy.py and cuLaunchKernel its cu_launch_kernel, which runs the same
 g++-built kernels with the driver's checks.
@@ -295,7 +295,7 @@ def test_a_new_thread_makes_its_context_current_before_launching(host):
 
 def test_the_real_cupy_has_every_handle_the_c_path_reads():
     """What the host tier stands in for, checked on the installed CuPy (no GPU needed): the
-    callables device_handles hands over, and the attributes _fastpath.c reads by name."""
+    callables device_handles hands over, and the attributes fastpath/device.c reads by name."""
     cupy = pytest.importorskip("cupy")
     from gpupromote.engines.cuda import device as _cuda_device, engine as cuda_cupy
     saved = _cuda_device._cp

@@ -26,7 +26,7 @@ from .source import MAX_STRIDED_NDIM, as_kernel, source, storage_view
 
 __all__ = ["kernel_for", "no_kernel", "compile_stats"]
 
-# native(data, n): void(char **data, int64 n) in C (gpupromote/_fastpath.c)
+# native(data, n): void(char **data, int64 n) in C (gp_kernel in gpupromote/dispatch/fastpath/fastpath.h)
 _NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64)
 
 

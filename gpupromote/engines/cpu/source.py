@@ -161,7 +161,7 @@ def _storage_np(d: D.DType) -> str:
 
 def _native_lines(kernel) -> list[str]:
     """``native(data, n)``: the kernel's C entry point (a Numba cfunc, compiled by
-    _Compiled.native), which the compiled dispatcher (gpupromote/_fastpath.c) calls with raw
+    _Compiled.native), which the compiled dispatcher (gpupromote/dispatch/fastpath/entry.c) calls with raw
     pointers and no Python object in between: ``data[k]`` is the address of element 0 of
     parameter k (of its value, in its carrier type, for a folded scalar), ``data[len(params)]``
     that of the output; every array is contiguous; ``n`` >= 1 elements."""

@@ -22,7 +22,7 @@ __all__ = ["MIN_CHUNK", "add_sink", "get_num_threads", "set_num_threads", "num_t
 # Above a size a kernel call is split into one chunk per thread, run at once: the kernels are
 # nogil, and each element depends on its own inputs only, so the result is the one-thread result
 # bit for bit, whatever the split (tests/engines/test_threads.py). The compiled dispatcher splits the flat
-# index range in C (_fastpath.c, a pthread pool); the Python path splits the largest axis of the
+# index range in C (dispatch/fastpath/pool.c, a pthread pool); the Python path splits the largest axis of the
 # kernel's (coalesced) output over a ThreadPoolExecutor. GPUPROMOTE_NUM_THREADS sets how many
 # threads (default: the cores Numba sees, NUMBA_NUM_THREADS); set_num_threads changes it.
 

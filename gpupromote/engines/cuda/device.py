@@ -66,7 +66,7 @@ _cu_launch_kernel = None   # cuLaunchKernel's address (0: none found); the host 
 
 def launch_kernel_address() -> int:
     """The address of the CUDA driver's cuLaunchKernel, which the compiled dispatcher calls with
-    CuPy's handles (gpupromote/_fastpath.c); 0 where the driver library cannot be opened."""
+    CuPy's handles (gpupromote/dispatch/fastpath/device.c); 0 where the driver library cannot be opened."""
     global _cu_launch_kernel
     if _cu_launch_kernel is None:
         import ctypes

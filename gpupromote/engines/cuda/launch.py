@@ -261,7 +261,7 @@ def run(plan, args, out, flags=None):
 
 
 class NativeLaunch(NamedTuple):
-    """How the compiled dispatcher (gpupromote/_fastpath.c, "CUDA entries") launches one plan's
+    """How the compiled dispatcher (gpupromote/dispatch/fastpath/device.c, "CUDA entries") launches one plan's
     contiguous kernel with cuLaunchKernel: the same kernel, parameters and grid as _Launcher."""
     address: int        # cuLaunchKernel
     function: int       # the CUfunction of the vectorized contiguous kernel

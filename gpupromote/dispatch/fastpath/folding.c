@@ -1,0 +1,226 @@
+/* folding.c: folding a Python scalar into a kernel parameter (folding.converter in C):
+ * gp_fold_value, and gp_fold_from_python for the cases it leaves to the Python converter.
+ * entry.c's gp_entry_fold calls both, for the CPU and the CUDA entries alike.  Relies on
+ * fastpath.h (Slot, the F_ codes, NumPy's scalar API). */
+
+#include "fastpath.h"
+
+typedef struct {
+    char kind;   /* 'b' 'i' 'u' 'f' 'c' */
+    int64_t i;
+    uint64_t u;
+    double re, im;
+} Value;
+
+static int fold_kind[F_COUNT] = {'b', 'i', 'i', 'i', 'i', 'u', 'u', 'u', 'u', 'f', 'f', 'c', 'c', 'f', 'f'};
+static int fold_size[F_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 4, 4};
+
+static int
+value_truth(const Value *v)
+{
+    switch (v->kind) {
+    case 'b': case 'i': return v->i != 0;
+    case 'u': return v->u != 0;
+    case 'f': return v->re != 0;  /* a NaN is true */
+    default: return v->re != 0 || v->im != 0;
+    }
+}
+
+static double
+value_as_double(const Value *v)
+{
+    return v->kind == 'u' ? (double)v->u : v->kind == 'f' || v->kind == 'c' ? v->re : (double)v->i;
+}
+
+static float
+value_as_float(const Value *v)
+{
+    /* one rounding, from the integer itself (numpy's C casts), not through double */
+    return v->kind == 'u' ? (float)v->u : v->kind == 'f' || v->kind == 'c' ? (float)v->re : (float)v->i;
+}
+
+/* *x rounded to float32 (kept in the double); 0 when a finite value overflows to infinity,
+ * which NumPy reports ("overflow encountered in cast", per np.errstate): the Python converter's
+ * case. */
+static int
+narrow_to_float(double *x)
+{
+    float f = (float)*x;
+    if (isinf(f) && isfinite(*x)) {
+        return 0;
+    }
+    *x = (double)f;
+    return 1;
+}
+
+/* An integer of `code`'s width from the low 64 bits (two's complement, wrapping). */
+static void
+wrap_int(Value *v, uint64_t bits, int code)
+{
+    switch (code) {
+    case F_I1: v->kind = 'i'; v->i = (int8_t)bits; break;
+    case F_I2: v->kind = 'i'; v->i = (int16_t)bits; break;
+    case F_I4: v->kind = 'i'; v->i = (int32_t)bits; break;
+    case F_I8: v->kind = 'i'; v->i = (int64_t)bits; break;
+    case F_U1: v->kind = 'u'; v->u = (uint8_t)bits; break;
+    case F_U2: v->kind = 'u'; v->u = (uint16_t)bits; break;
+    case F_U4: v->kind = 'u'; v->u = (uint32_t)bits; break;
+    default: v->kind = 'u'; v->u = bits; break;
+    }
+}
+
+/* The Python scalar x (float, int, bool or complex) as `src` (the precision the policy keeps it
+ * in), then as `to` (the kernel's parameter type), written to *slot.  1: done; 0: a conversion
+ * this function leaves to the Python converter (float -> int, complex -> real, the narrow floats
+ * but float16 from a double, ...); never an error. */
+int
+gp_fold_value(PyObject *x, int src, int to, Slot *slot)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    int is_int = t == &PyLong_Type || t == &PyBool_Type;
+    Value v = {0, 0, 0, 0.0, 0.0};
+    /* 1. value -> src */
+    switch (src) {
+    case F_B1:
+        v.kind = 'b';
+        v.i = PyObject_IsTrue(x);   /* bool(x): cannot fail for these types */
+        break;
+    case F_I1: case F_I2: case F_I4: case F_I8: case F_U1: case F_U2: case F_U4: case F_U8:
+        if (!is_int) {
+            return 0;
+        }
+        wrap_int(&v, PyLong_AsUnsignedLongLongMask(x), src);   /* PyTorch / np.where wrap ints */
+        break;
+    case F_F4: case F_F8: case F_F2: case F_C8: case F_C16:
+        v.kind = fold_kind[src];
+        if (t == &PyFloat_Type) {
+            v.re = PyFloat_AS_DOUBLE(x);
+        }
+        else if (is_int) {
+            v.re = PyLong_AsDouble(x);   /* float(v), correctly rounded; OverflowError: Python's */
+            if (v.re == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 0;
+            }
+        }
+        else if (t == &PyComplex_Type && v.kind == 'c') {
+            v.re = PyComplex_RealAsDouble(x);
+            v.im = PyComplex_ImagAsDouble(x);
+        }
+        else {
+            return 0;
+        }
+        if (src == F_F4 || src == F_C8) {
+            if (!narrow_to_float(&v.re) || !narrow_to_float(&v.im)) {
+                return 0;
+            }
+        }
+        else if (src == F_F2) {
+#if defined(__FLT16_MAX__)
+            double wide = v.re;
+            v.re = (double)(_Float16)v.re;   /* one rounding from the double, as np.float16(x) */
+            if (isinf(v.re) && isfinite(wide)) {
+                return 0;   /* NumPy warns "overflow encountered in cast": the Python converter */
+            }
+#else
+            return 0;
+#endif
+        }
+        break;
+    default:
+        return 0;
+    }
+    /* 2. src -> to */
+    if (to != src) {
+        switch (to) {
+        case F_B1:
+            v.i = value_truth(&v);
+            v.kind = 'b';
+            break;
+        case F_I1: case F_I2: case F_I4: case F_I8: case F_U1: case F_U2: case F_U4: case F_U8:
+            if (v.kind == 'f' || v.kind == 'c') {
+                return 0;
+            }
+            wrap_int(&v, v.kind == 'u' ? v.u : (uint64_t)v.i, to);
+            break;
+        case F_F4: case F_C8:
+            if (v.kind == 'c' && to == F_F4) {
+                return 0;
+            }
+            if (v.kind == 'c' || v.kind == 'f') {
+                if (!narrow_to_float(&v.re) || !narrow_to_float(&v.im)) {
+                    return 0;
+                }
+            }
+            else {
+                v.re = (double)value_as_float(&v);   /* every integer is finite in float32 */
+                v.im = 0;
+            }
+            v.kind = fold_kind[to];
+            break;
+        case F_F8: case F_C16:
+            if (v.kind == 'c' && to == F_F8) {
+                return 0;
+            }
+            if (v.kind != 'c') {
+                v.re = value_as_double(&v);
+                v.im = 0;
+            }
+            v.kind = fold_kind[to];
+            break;
+        default:
+            return 0;   /* into float16 / bfloat16 from another type: the Python converter */
+        }
+    }
+    /* 3. the carrier */
+    switch (to) {
+    case F_B1: slot->b = (unsigned char)(v.i != 0); break;
+    case F_I1: slot->i1 = (int8_t)v.i; break;
+    case F_I2: slot->i2 = (int16_t)v.i; break;
+    case F_I4: slot->i4 = (int32_t)v.i; break;
+    case F_I8: slot->i8 = v.i; break;
+    case F_U1: slot->u1 = (uint8_t)v.u; break;
+    case F_U2: slot->u2 = (uint16_t)v.u; break;
+    case F_U4: slot->u4 = (uint32_t)v.u; break;
+    case F_U8: slot->u8 = v.u; break;
+    case F_F4: case F_F2: case F_BF: slot->f4 = (float)v.re; break;
+    case F_F8: slot->f8 = v.re; break;
+    case F_C8: slot->c8[0] = (float)v.re; slot->c8[1] = (float)v.im; break;
+    default: slot->c16[0] = v.re; slot->c16[1] = v.im; break;
+    }
+    return 1;
+}
+
+/* The Python converter's answer (a numpy scalar of `to`) in the carrier. 1: done; 0: not a
+ * scalar of that type (decline); -1: an error (the converter raised). */
+int
+gp_fold_from_python(PyObject *conv, PyObject *x, int to, Slot *slot)
+{
+    PyObject *r = PyObject_CallOneArg(conv, x);
+    if (r == NULL) {
+        return -1;
+    }
+    int ok = 0;
+    if (to == F_F2 || to == F_BF) {
+        double d = PyFloat_AsDouble(r);   /* exact: float16 and bfloat16 values are doubles */
+        if (!(d == -1.0 && PyErr_Occurred())) {
+            slot->f4 = (float)d;
+            ok = 1;
+        }
+    }
+    else if (PyArray_IsScalar(r, Generic)) {
+        PyArray_Descr *descr = PyArray_DescrFromScalar(r);
+        if (descr != NULL) {
+            if (descr->kind == fold_kind[to] && PyDataType_ELSIZE(descr) == fold_size[to]) {
+                PyArray_ScalarAsCtype(r, slot);
+                ok = 1;
+            }
+            Py_DECREF(descr);
+        }
+    }
+    Py_DECREF(r);
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    return ok;
+}
