@@ -27,7 +27,7 @@ def _nodes(a, b, n):
     return [(a + b) / 2 + (b - a) / 2 * mp.cos(mp.pi * (k + mp.mpf(0.5)) / n) for k in range(n)] + [a, b]
 
 
-def fit(g, a, b, exps, weight=lambda x: 1, n=1500, iters=60, fixed=()):
+def fit(g, a, b, exps, weight=lambda x: 1, n=700, iters=40, fixed=()):
     """Coefficients c_k (for x**exps[k]) minimising max |weight(x) * (g(x) - sum c_k x**e_k)|
     on [a, b]. ``fixed``: ((exponent, exact value), ...) terms kept out of the fit."""
     xs = [x for x in _nodes(a, b, n) if g(x) is not None]
@@ -71,7 +71,7 @@ def fit(g, a, b, exps, weight=lambda x: 1, n=1500, iters=60, fixed=()):
     return out, err
 
 
-def max_error(g, a, b, exps, coeffs, weight=lambda x: 1, fixed=(), n=4000):
+def max_error(g, a, b, exps, coeffs, weight=lambda x: 1, fixed=(), n=2500):
     worst = 0
     for x in _nodes(a, b, n):
         gx = g(x)
@@ -110,10 +110,101 @@ FITS = {
                   list(range(1, 10)), _safe(lambda z: 1 / 2), ()),
     "LOG_R_F32": (_safe(lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / mp.sqrt(z)), 0, 0.02945,
                   list(range(1, 7)), _safe(lambda z: 1 / 2), ()),
+    # sin(r) = r + r^3 S(r^2), |r| <= pi/4: error of r^3 S relative to r (weight z)
+    "SIN_S_F64": (_safe(lambda z: (mp.sin(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3), 0, (mp.pi / 4)**2 * 1.001,
+                  list(range(0, 9)), lambda z: z, ()),
+    "SIN_S_F32": (_safe(lambda z: (mp.sin(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3), 0, (mp.pi / 4)**2 * 1.001,
+                  list(range(0, 6)), lambda z: z, ()),
+    # cos(r) = 1 - r^2/2 + r^4 C(r^2): absolute error (weight z^2)
+    "COS_C_F64": (_safe(lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / z**2), 0, (mp.pi / 4)**2 * 1.001,
+                  list(range(0, 8)), lambda z: z * z, ()),
+    "COS_C_F32": (_safe(lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / z**2), 0, (mp.pi / 4)**2 * 1.001,
+                  list(range(0, 6)), lambda z: z * z, ()),
+    # asin(x) = x + x^3 A(x^2), |x| <= 1/2: error relative to x (weight z)
+    "ASIN_A_F64": (_safe(lambda z: (mp.asin(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3), 0, 0.2501,
+                   list(range(0, 15)), lambda z: z, ()),
+    "ASIN_A_F32": (_safe(lambda z: (mp.asin(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3), 0, 0.2501,
+                   list(range(0, 11)), lambda z: z, ()),
+    # atan(t) = t + t^3 T(t^2), |t| <= tan(pi/8): error relative to t (weight z)
+    "ATAN_T_F64": (_safe(lambda z: (mp.atan(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3), 0, mp.tan(mp.pi / 8)**2 * 1.001,
+                   list(range(0, 13)), lambda z: z, ()),
+    "ATAN_T_F32": (_safe(lambda z: (mp.atan(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3), 0, mp.tan(mp.pi / 8)**2 * 1.001,
+                   list(range(0, 10)), lambda z: z, ()),
+    # cbrt(v) ~ C(v) on [1, 8]: a first guess for Newton (relative)
+    "CBRT_G": (lambda v: mp.cbrt(v), 1, 8, list(range(0, 6)), lambda v: 1 / mp.cbrt(v), ()),
+    # erf(x) = x + x Q(x^2), |x| <= 0.84375 (absolute in Q)
+    "ERF_Q_F64": (_safe(lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 1), 0, 0.7119, list(range(0, 14)), lambda z: 1,
+                  ()),
+    "ERF_Q_F32": (_safe(lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 1), 0, 0.7119, list(range(0, 10)), lambda z: 1,
+                  ()),
 }
+# erfc(x) = exp(-x^2) G(x) on pieces of [0.84375, 6] (relative error); polynomials in (x - mid)
+ERFC_PIECES = [(0.84375, 1.5), (1.5, 2.25), (2.25, 3.25), (3.25, 4.5), (4.5, 6.0)]
+for _k, (_a, _b) in enumerate(ERFC_PIECES):
+    _m = (_a + _b) / 2
+    FITS[f"ERFC_G{_k}_F64"] = ((lambda m: lambda t: mp.erfc(t + m) * mp.exp((t + m)**2))(_m), _a - _m, _b - _m,
+                               list(range(0, 18)), (lambda m: lambda t: 1 / (mp.erfc(t + m) * mp.exp((t + m)**2)))(_m),
+                               ())
+    FITS[f"ERFC_G{_k}_F32"] = ((lambda m: lambda t: mp.erfc(t + m) * mp.exp((t + m)**2))(_m), _a - _m, _b - _m,
+                               list(range(0, 11)), (lambda m: lambda t: 1 / (mp.erfc(t + m) * mp.exp((t + m)**2)))(_m),
+                               ())
+
+
+def tables():
+    """The reduction constants and tables of trig.py (2/pi and pi/2 in pieces)."""
+    with mp.workprec(3000):
+        two_over_pi = 2 / mp.pi
+        digits = []
+        v = two_over_pi
+        for _ in range(56):
+            v = v * 2**24
+            d = int(mp.floor(v))
+            digits.append(d)
+            v = v - d
+        print("# 2/pi = sum_j D[j] 2^(-24 (j+1)); two zero digits first (the column sums index j - 2)")
+        print("TWO_OVER_PI_24 = Table(\"f64\", (0.0, 0.0, " + ", ".join(f"{float(d)!r}" for d in digits) + "))")
+        # float32: C_e = (2^(e-150) * 2/pi) mod 8 as three doubles, for biased exponents e = 151..254
+        rows = []
+        for e in range(151, 255):
+            c = (mp.mpf(2)**(e - 150) * two_over_pi) % 8
+            parts = []
+            for _ in range(3):
+                p = float(c)
+                p = mp.mpf(p)
+                # truncate, not round, so every part is non-negative and the sum stays below 8
+                ex = int(mp.floor(mp.log(c, 2))) if c > 0 else -1000
+                p = mp.floor(c * mp.mpf(2)**(52 - ex)) / mp.mpf(2)**(52 - ex)
+                parts.append(float(p))
+                c = c - p
+            rows.append(parts)
+        print("# (2^(e-150) * 2/pi) mod 8 = C[3i] + C[3i+1] + C[3i+2] for the float32 exponent e = 151 + i")
+        print("TWO_OVER_PI_F32 = Table(\"f64\", (" + ", ".join(repr(v) for r in rows for v in r) + "))")
+        pio2 = mp.pi / 2
+        parts = []
+        c = pio2
+        for bits in (33, 33, 33):
+            ex = int(mp.floor(mp.log(c, 2)))
+            p = mp.floor(c * mp.mpf(2)**(bits - 1 - ex)) / mp.mpf(2)**(bits - 1 - ex)
+            parts.append(float(p))
+            c = c - p
+        parts.append(float(c))
+        print("PIO2_CW = " + repr(tuple(parts)) + "   # 33 + 33 + 33 bits + a double")
+        parts = []
+        c = pio2
+        for bits in (28, 28):
+            ex = int(mp.floor(mp.log(c, 2)))
+            p = mp.floor(c * mp.mpf(2)**(bits - 1 - ex)) / mp.mpf(2)**(bits - 1 - ex)
+            parts.append(float(p))
+            c = c - p
+        parts.append(float(c))
+        print("PIO2_CW_F32 = " + repr(tuple(parts)) + "   # 28 + 28 bits + a double")
+        print("PIO2 =", repr(float(pio2)), "PIO2_LO =", repr(float(pio2 - mp.mpf(float(pio2)))))
+        print("TWO_OVER_PI =", repr(float(two_over_pi)))
 
 
 def main(names):
+    if names == ["tables"]:
+        return tables()
     for name in names or list(FITS):
         g, a, b, exps, w, fixed = FITS[name]
         coeffs, err = fit(g, a, b, exps, w, fixed=fixed)

@@ -7,7 +7,7 @@ in plain double with ~2^-50 relative error, branch-free, then one rounding.
 from __future__ import annotations
 
 from ._core import gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_two_prod, gpm_two_sum
-from ._dsl import INF, NAN, NINF, as_f64, as_u64, f32, f64, fma, helper, i64, public, rint, select, u64
+from ._dsl import INF, NAN, NINF, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, public, rint, select, u64
 
 # ln 2 = LN2_HI + LN2_LO (+ 2^-102): LN2_HI has 40 bits, so k * LN2_HI is exact for |k| < 2^13
 LN2_HI = 0.6931471805592082
@@ -81,25 +81,45 @@ def gpm_exp_poly(r: f64) -> f64:
 
 
 @helper
-def gpm_exp_kernel(xh: f64, xl: f64) -> tuple[f64, f64, i64]:
-    """exp(xh + xl) = 2^k * (h + l), h + l in [0.7, 1.42] with relative error below 2^-62;
-    |xh| <= 746, |xl| <= 2^-40 |xh| or so."""
-    kf = rint(xh * INV_LN2)
-    k = i64(kf)
-    r0 = xh - kf * LN2_HI                       # exact (Sterbenz; kf * LN2_HI is exact)
-    th, tl = gpm_two_prod(kf, LN2_LO)
-    rh, rl = gpm_two_sum(r0, -th)
-    rl = rl - tl + xl
-    # r = rh + rl; exp(r) = 1 + rh + rh^2/2 + rh^3 P(rh) + rl (1 + rh)
-    a, b = gpm_fast_two_sum(1.0, rh)
+def gpm_expm1_r(rh: f64, rl: f64) -> tuple[f64, f64]:
+    """exp(r) - 1 as a double-double for r = rh + rl, |rh| <= 0.35, |rl| <= 2^-40 |rh|:
+    rh + rh^2/2 + rh^3 P(rh) + rl (1 + rh), relative error about 2^-62."""
     sh, sl = gpm_two_prod(rh, rh)
     sh = sh * 0.5
     sl = sl * 0.5
-    a, c = gpm_two_sum(a, sh)
+    a, b = gpm_two_sum(rh, sh)
     tail = rh * (rh * rh) * gpm_exp_poly(rh)
-    lo = b + c + sl + tail + rl * (1.0 + rh)
-    h, l = gpm_fast_two_sum(a, lo)
-    return h, l, k
+    return gpm_fast_two_sum(a, b + sl + tail + rl * (1.0 + rh))
+
+
+@helper
+def gpm_exp_reduce(xh: f64, xl: f64) -> tuple[f64, f64, i64]:
+    """xh + xl = k ln2 + (rh + rl), |rh| <= 0.35 (plus rounding), for |xh| <= 2^12."""
+    kf = rint(xh * INV_LN2)
+    r0 = xh - kf * LN2_HI                       # exact (Sterbenz; kf * LN2_HI is exact)
+    th, tl = gpm_two_prod(kf, LN2_LO)
+    rh, rl = gpm_two_sum(r0, -th)
+    return rh, (rl - tl) + xl, i64(kf)
+
+
+@helper
+def gpm_exp_kernel(xh: f64, xl: f64) -> tuple[f64, f64, i64]:
+    """exp(xh + xl) = 2^k * (h + l), h + l in [0.7, 1.42] with relative error about 2^-62;
+    |xh| <= 2^12, |xl| <= 2^-40 |xh| or so."""
+    rh, rl, k = gpm_exp_reduce(xh, xl)
+    qh, ql = gpm_expm1_r(rh, rl)
+    h, l = gpm_fast_two_sum(1.0, qh)
+    return h, l + ql, k
+
+
+@helper
+def gpm_expm1_dd(x: f64) -> tuple[f64, f64]:
+    """exp(x) - 1 as a double-double for |x| <= 36, relative error about 2^-60."""
+    rh, rl, k = gpm_exp_reduce(x, 0.0)
+    qh, ql = gpm_expm1_r(rh, rl)
+    p = gpm_pow2i(k)
+    # 2^k (1 + q) - 1 = (2^k - 1) + 2^k q; 2^k - 1 is exact for |k| <= 53
+    return gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
 
 
 @public
@@ -144,6 +164,108 @@ def gpm_exp_wide(x: f64) -> f64:
 @public
 def gpm_exp_f32(x: f32) -> f32:
     return select(x != x, x, f32(gpm_exp_wide(f64(x))))
+
+
+# --------------------------------------------------------------------------------------------
+# expm1
+
+@public
+def gpm_expm1_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x > 710.0:
+        return INF
+    if x < -38.0:
+        return -1.0
+    if fabs(x) < 5.551115123125783e-17:     # 2^-54: x + x^2/2 rounds to x
+        return x
+    rh, rl, k = gpm_exp_reduce(x, 0.0)
+    qh, ql = gpm_expm1_r(rh, rl)
+    if k == i64(0):
+        return qh + ql
+    if k <= i64(52):
+        p = gpm_pow2i(k)
+        h, l = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
+        return h + l
+    # 2^k (1 + q) - 1 = 2^k (1 + q - 2^-k), the last term below 2^-53
+    h, l = gpm_dd_add(1.0, -gpm_pow2i(-select(k > i64(1000), i64(1000), k)), qh, ql)
+    return gpm_scale2(h + l, k)
+
+
+@helper
+def gpm_expm1_wide_core(x: f64) -> f64:
+    """exp(x) - 1 to about 2^-50 relative for -60 <= x <= 300 (no special values), branch-free."""
+    kf = rint(x * INV_LN2)
+    r = fma(-kf, LN2, x)
+    r = fma(-kf, LN2_R, r)
+    r2 = r * r
+    p = fma(r, EF7, EF6)
+    p = fma(r, p, EF5)
+    p = fma(r, p, EF4)
+    p = fma(r, p, EF3)
+    p = fma(r, p, EF2)
+    p = fma(r, p, EF1)
+    p = fma(r, p, EF0)
+    p = fma(r, p, 0.5)
+    q = fma(r2, p, r)
+    s = gpm_pow2i(i64(kf))
+    return fma(s, q, s - 1.0)
+
+
+@public
+def gpm_expm1_wide(x: f64) -> f64:
+    xc = select(x > 200.0, 200.0, select(x < -50.0, -50.0, select(x != x, 0.0, x)))
+    y = gpm_expm1_wide_core(xc)
+    return select(x != x, x, select(x > 200.0, INF, select(x < -50.0, -1.0, y)))
+
+
+@public
+def gpm_expm1_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_expm1_wide(f64(x))))
+
+
+# --------------------------------------------------------------------------------------------
+# exp2
+
+@public
+def gpm_exp2_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x > 1025.0:
+        return INF
+    if x < -1080.0:
+        return 0.0
+    kf = rint(x)
+    r = x - kf                                  # exact, |r| <= 1/2
+    th, tl = gpm_two_prod(r, LN2)
+    tl = fma(r, LN2_R, tl)
+    qh, ql = gpm_expm1_r(th, tl)
+    h, l = gpm_fast_two_sum(1.0, qh)
+    return gpm_scale2(h + (l + ql), i64(kf))
+
+
+@public
+def gpm_exp2_wide(x: f64) -> f64:
+    xc = select(x > 300.0, 300.0, select(x < -300.0, -300.0, select(x != x, 0.0, x)))
+    kf = rint(xc)
+    r = (xc - kf) * LN2
+    r2 = r * r
+    p = fma(r, EF7, EF6)
+    p = fma(r, p, EF5)
+    p = fma(r, p, EF4)
+    p = fma(r, p, EF3)
+    p = fma(r, p, EF2)
+    p = fma(r, p, EF1)
+    p = fma(r, p, EF0)
+    p = fma(r, p, 0.5)
+    e = 1.0 + fma(r2, p, r)
+    y = e * gpm_pow2i(i64(kf))
+    return select(x != x, x, select(x > 300.0, INF, select(x < -300.0, 0.0, y)))
+
+
+@public
+def gpm_exp2_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_exp2_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,4 +361,119 @@ def gpm_log_f32(x: f32) -> f32:
     return select(x != x, x, f32(gpm_log_wide(f64(x))))
 
 
-_ = (gpm_dd_add, gpm_dd_mul, gpm_scale2, LN10, LN10_LO, INV_LN2_LO, INV_LN10, INV_LN10_LO, LOG10_2_HI, LOG10_2_LO)
+
+
+# --------------------------------------------------------------------------------------------
+# log1p, log2, log10
+
+@helper
+def gpm_log_dd2(xh: f64, xl: f64) -> tuple[f64, f64]:
+    """log(xh + xl) as a double-double, xh positive normal, |xl| <= 2^-52 xh."""
+    h, l = gpm_log_dd(xh)
+    c = xl / xh
+    return gpm_fast_two_sum(h, l + (c - 0.5 * c * c))
+
+
+@public
+def gpm_log1p_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x < -1.0:
+        return NAN
+    if x == -1.0:
+        return NINF
+    if x == INF:
+        return x
+    if fabs(x) < 5.551115123125783e-17:     # 2^-54: x - x^2/2 rounds to x
+        return x
+    uh, ul = gpm_two_sum(1.0, x)
+    h, l = gpm_log_dd2(uh, ul)
+    return h + l
+
+
+@helper
+def gpm_log1p_wide_dd(t: f64) -> f64:
+    """log(1 + t) for t > -1 finite, to about 2^-51 relative (plain double; the rounding of
+    1 + t is put back)."""
+    u = 1.0 + t
+    c = select(fabs(t) <= 1.0, (1.0 - u) + t, (t - u) + 1.0)
+    e, p = gpm_log_wide_core(u)
+    return fma(e, LN2, fma(e, LN2_R, p + c / u))
+
+
+@public
+def gpm_log1p_wide(x: f64) -> f64:
+    # f32 inputs: 1 + x is exact in double for 2^-29 <= |x| <= 2^24
+    u = 1.0 + x
+    e, p = gpm_log_wide_core(select(u > 0.0, u, 1.0))
+    y = fma(e, LN2, fma(e, LN2_R, p))
+    small = fma(-0.5 * x, x, x)
+    y = select(fabs(x) < 1.862645149230957e-09, small, y)     # 2^-29
+    return select(x != x, x, select(x < -1.0, NAN, select(x == -1.0, NINF, select(x == INF, x, y))))
+
+
+@public
+def gpm_log1p_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_log1p_wide(f64(x))))
+
+
+@public
+def gpm_log2_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x < 0.0:
+        return NAN
+    if x == 0.0:
+        return NINF
+    if x == INF:
+        return x
+    sub = x < 2.2250738585072014e-308
+    xs = select(sub, x * 18014398509481984.0, x)
+    e, f = gpm_log_split(xs)
+    e = e - select(sub, 54.0, 0.0)
+    hi, lo = gpm_log1p_kernel(f)
+    ph, pl = gpm_dd_mul(hi, lo, INV_LN2, INV_LN2_LO)
+    sh, sl = gpm_two_sum(e, ph)
+    return sh + (sl + pl)
+
+
+@public
+def gpm_log2_wide(x: f64) -> f64:
+    e, p = gpm_log_wide_core(x)
+    return gpm_log_special(x, fma(p, INV_LN2, e))
+
+
+@public
+def gpm_log2_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_log2_wide(f64(x))))
+
+
+@public
+def gpm_log10_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x < 0.0:
+        return NAN
+    if x == 0.0:
+        return NINF
+    if x == INF:
+        return x
+    sub = x < 2.2250738585072014e-308
+    xs = select(sub, x * 18014398509481984.0, x)
+    e, f = gpm_log_split(xs)
+    e = e - select(sub, 54.0, 0.0)
+    hi, lo = gpm_log1p_kernel(f)
+    ph, pl = gpm_dd_mul(hi, lo, INV_LN10, INV_LN10_LO)
+    sh, sl = gpm_two_sum(e * LOG10_2_HI, ph)
+    return sh + (sl + (pl + e * LOG10_2_LO))
+
+
+@public
+def gpm_log10_wide(x: f64) -> f64:
+    e, p = gpm_log_wide_core(x)
+    return gpm_log_special(x, fma(e, LOG10_2_HI, fma(e, LOG10_2_LO, p * INV_LN10)))
+
+
+@public
+def gpm_log10_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_log10_wide(f64(x))))
