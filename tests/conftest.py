@@ -13,3 +13,38 @@ _CACHE = Path(os.environ.get("GP_TEST_CACHE_DIR") or _ROOT / ".cache")
 
 os.environ["GPUPROMOTE_CACHE_DIR"] = str(_CACHE / "gpupromote")
 os.environ["CUPY_CACHE_DIR"] = str(_CACHE / "cupy")
+
+
+# GP_TEST_MEMORY_REPORT=path: after each test module, the process's resident memory now and at
+# its peak, and the module's time, written as a table at the end of the run (what holds the
+# memory of `make test`; off by default).
+_REPORT = os.environ.get("GP_TEST_MEMORY_REPORT")
+if _REPORT:
+    import resource
+    import time
+
+    _rows, _state = [], {"module": None, "start": time.perf_counter()}
+
+    def _rss_mb() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    def _close_module():
+        if _state["module"] is not None:
+            now = time.perf_counter()
+            _rows.append((_state["module"], _rss_mb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                          now - _state["start"]))
+            _state["start"] = now
+
+    def pytest_runtest_setup(item):
+        module = item.nodeid.split("::")[0]
+        if module != _state["module"]:
+            _close_module()
+            _state["module"] = module
+
+    def pytest_sessionfinish(session):
+        _close_module()
+        with open(_REPORT, "w") as f:
+            f.write("| module | RSS after (MB) | peak so far (MB) | time (s) |\n|---|---|---|---|\n")
+            for module, rss, peak, seconds in _rows:
+                f.write(f"| {module} | {rss:.0f} | {peak:.0f} | {seconds:.1f} |\n")

@@ -28,10 +28,10 @@ _THREADS = [2, 3, 7]   # more threads than cores is allowed (and must still be e
 def small_chunks(monkeypatch):
     """Split calls of a few hundred elements: chunks of 64 elements (and uneven last chunks)."""
     monkeypatch.setattr(_cpu_threads, "MIN_CHUNK", 64)
-    _cpu_threads._tell_native()
+    _cpu_threads.set_num_threads(_cpu_threads.get_num_threads())   # the C pool learns the chunk size too
     yield
     monkeypatch.undo()
-    _cpu_threads._tell_native()
+    _cpu_threads.set_num_threads(_cpu_threads.get_num_threads())
 
 
 def _bits(x):
