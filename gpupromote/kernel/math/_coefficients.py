@@ -138,16 +138,25 @@ FITS = {
     "ERF_Q_F32": (_safe(lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 1), 0, 0.7119, list(range(0, 10)), lambda z: 1,
                   ()),
 }
-# erfc(x) = exp(-x^2) G(x) on pieces of [0.84375, 6] (relative error); polynomials in (x - mid)
+# erfc(x) = exp(-x^2) G(x) on pieces of [0.84375, 6]: Chebyshev interpolation (mpmath.chebyfit)
+# of G in t = x - mid, converted to monomials; error relative to G
 ERFC_PIECES = [(0.84375, 1.5), (1.5, 2.25), (2.25, 3.25), (3.25, 4.5), (4.5, 6.0)]
-for _k, (_a, _b) in enumerate(ERFC_PIECES):
-    _m = (_a + _b) / 2
-    FITS[f"ERFC_G{_k}_F64"] = ((lambda m: lambda t: mp.erfc(t + m) * mp.exp((t + m)**2))(_m), _a - _m, _b - _m,
-                               list(range(0, 18)), (lambda m: lambda t: 1 / (mp.erfc(t + m) * mp.exp((t + m)**2)))(_m),
-                               ())
-    FITS[f"ERFC_G{_k}_F32"] = ((lambda m: lambda t: mp.erfc(t + m) * mp.exp((t + m)**2))(_m), _a - _m, _b - _m,
-                               list(range(0, 11)), (lambda m: lambda t: 1 / (mp.erfc(t + m) * mp.exp((t + m)**2)))(_m),
-                               ())
+
+
+def cheb(g, a, b, n):
+    with mp.workprec(200):
+        p = mp.chebyfit(g, [a, b], n)
+    return [float(c) for c in reversed(p)]
+
+
+def erfc_pieces():
+    for k, (a, b) in enumerate(ERFC_PIECES):
+        m = (a + b) / 2
+        g = (lambda m: lambda t: mp.erfc(t + m) * mp.exp((t + m)**2))(m)
+        w = (lambda m: lambda t: 1 / (mp.erfc(t + m) * mp.exp((t + m)**2)))(m)
+        for tag, n in (("F64", 16), ("F32", 12)):
+            c = cheb(g, a - m, b - m, n)
+            _report(f"ERFC_G{k}_{tag}", c, max_error(g, a - m, b - m, list(range(n)), c, w, n=800))
 
 
 def tables():
@@ -205,6 +214,8 @@ def tables():
 def main(names):
     if names == ["tables"]:
         return tables()
+    if names == ["erfc"]:
+        return erfc_pieces()
     for name in names or list(FITS):
         g, a, b, exps, w, fixed = FITS[name]
         coeffs, err = fit(g, a, b, exps, w, fixed=fixed)

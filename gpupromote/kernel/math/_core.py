@@ -76,11 +76,11 @@ def gpm_dd_div(ah: f64, al: f64, bh: f64, bl: f64) -> tuple[f64, f64]:
 
 @helper
 def gpm_dd_sqrt(ah: f64, al: f64) -> tuple[f64, f64]:
-    """sqrt(ah + al) for ah > 0 (normal range): one correction of the rounded root."""
+    """sqrt(ah + al) for ah >= 0 (normal range or 0): one correction of the rounded root."""
     s = sqrt(ah)
     p, pe = gpm_two_prod(s, s)
     c = (((ah - p) - pe) + al) / (2.0 * s)
-    return gpm_fast_two_sum(s, c)
+    return gpm_fast_two_sum(s, select(s == 0.0, 0.0, c))
 
 
 @helper

@@ -146,6 +146,13 @@ def _const_value(node, glb):
         v = _const_value(node.operand, glb)
         if v is not None:
             return -v
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant):
+        # an element of a module-level tuple of numbers (a coefficient list), by a constant index
+        t = glb.get(node.value.id)
+        if type(t) is tuple and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool):
+            v = t[node.slice.value]
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return v
     return None
 
 

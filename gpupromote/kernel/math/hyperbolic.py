@@ -1,0 +1,225 @@
+"""sinh, cosh, tanh, arcsinh, arccosh, arctanh.
+
+float64: from the double-double exp/expm1/log kernels of exp_log.py (sinh = (t + t/(1+t))/2 with
+t = expm1|x|; tanh = t/(t+2) with t = expm1(2|x|); asinh/acosh = log of x + sqrt(x^2 +- 1) kept
+as a double-double; atanh = log1p(2x/(1-x))/2), one rounding at the end.
+float32: the same formulas in plain double, branch-free.
+"""
+from __future__ import annotations
+
+from ._core import gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_fast_two_sum, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._dsl import INF, NAN, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt
+from .exp_log import (LN2, LN2_HI, LN2_LO, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd, gpm_expm1_wide_core,
+                      gpm_log_dd, gpm_log_dd2, gpm_log_wide_core)
+
+
+@public
+def gpm_sinh_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    a = fabs(x)
+    if a < 7.450580596923828e-09:          # 2^-27: x + x^3/6 rounds to x
+        return x
+    if a > 711.0:
+        return copysign(INF, x)
+    if a > 22.0:                           # e^-a below 2^-63 of e^a: sinh = e^a / 2
+        h, l, k = gpm_exp_kernel(a, 0.0)
+        return copysign(gpm_scale2(h + l, k - i64(1)), x)
+    th, tl = gpm_expm1_dd(a)
+    dh, dl = gpm_dd_add_d(th, tl, 1.0)
+    uh, ul = gpm_dd_div(th, tl, dh, dl)    # t / (1 + t) = 1 - e^-a
+    h, l = gpm_dd_add(th, tl, uh, ul)
+    return copysign(0.5 * (h + l), x)
+
+
+@public
+def gpm_cosh_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    a = fabs(x)
+    if a < 7.450580596923828e-09:
+        return 1.0
+    if a > 711.0:
+        return INF
+    h, l, k = gpm_exp_kernel(a, 0.0)
+    if a > 22.0:
+        return gpm_scale2(h + l, k - i64(1))
+    p = gpm_scale2(1.0, k)
+    eh = h * p                             # exact scalings, |k| <= 32
+    el = l * p
+    ih, il = gpm_dd_div(1.0, 0.0, eh, el)
+    sh, sl = gpm_dd_add(eh, el, ih, il)
+    return 0.5 * (sh + sl)
+
+
+@public
+def gpm_tanh_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    a = fabs(x)
+    if a < 3.725290298461914e-09:          # 2^-28: x - x^3/3 rounds to x
+        return x
+    if a > 22.0:                           # 1 - 2e^-2a rounds to 1
+        return copysign(1.0, x)
+    th, tl = gpm_expm1_dd(2.0 * a)
+    dh, dl = gpm_dd_add_d(th, tl, 2.0)
+    h, l = gpm_dd_div(th, tl, dh, dl)
+    return copysign(h + l, x)
+
+
+@public
+def gpm_sinh_wide(x: f64) -> f64:
+    a = select(x != x, 0.0, select(fabs(x) > 100.0, 100.0, fabs(x)))
+    t = gpm_expm1_wide_core(a)
+    y = 0.5 * (t + t / (t + 1.0))
+    return select(x != x, x, copysign(select(fabs(x) > 100.0, INF, y), x))
+
+
+@public
+def gpm_cosh_wide(x: f64) -> f64:
+    a = select(x != x, 0.0, select(fabs(x) > 100.0, 100.0, fabs(x)))
+    e = gpm_exp_wide_core(a)
+    y = 0.5 * (e + 1.0 / e)
+    return select(x != x, x, select(fabs(x) > 100.0, INF, y))
+
+
+@public
+def gpm_tanh_wide(x: f64) -> f64:
+    a = select(x != x, 0.0, select(fabs(x) > 20.0, 20.0, fabs(x)))
+    t = gpm_expm1_wide_core(-2.0 * a)
+    y = -t / (2.0 + t)
+    return select(x != x, x, copysign(y, x))
+
+
+@public
+def gpm_sinh_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_sinh_wide(f64(x))))
+
+
+@public
+def gpm_cosh_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_cosh_wide(f64(x))))
+
+
+@public
+def gpm_tanh_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_tanh_wide(f64(x))))
+
+
+# --------------------------------------------------------------------------------------------
+# inverse hyperbolic
+
+@public
+def gpm_arcsinh_f64(x: f64) -> f64:
+    if (x != x) | (fabs(x) == INF):
+        return x
+    a = fabs(x)
+    if a < 3.725290298461914e-09:          # 2^-28: x - x^3/6 rounds to x
+        return x
+    if a > 268435456.0:                    # 2^28: log(2a) to double precision
+        h, l = gpm_log_dd(a)
+        h, l = gpm_dd_add(h, l, LN2, LN2_R)
+        return copysign(h + l, x)
+    ph, pl = gpm_two_prod(a, a)
+    ph, pl = gpm_dd_add_d(ph, pl, 1.0)
+    sh, sl = gpm_dd_sqrt(ph, pl)
+    wh, wl = gpm_dd_add_d(sh, sl, a)
+    h, l = gpm_log_dd2(wh, wl)
+    return copysign(h + l, x)
+
+
+@public
+def gpm_arccosh_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    if x < 1.0:
+        return NAN
+    if x == INF:
+        return x
+    if x == 1.0:
+        return 0.0
+    if x > 268435456.0:
+        h, l = gpm_log_dd(x)
+        h, l = gpm_dd_add(h, l, LN2, LN2_R)
+        return h + l
+    ph, pl = gpm_two_prod(x, x)
+    ph, pl = gpm_dd_add_d(ph, pl, -1.0)
+    sh, sl = gpm_dd_sqrt(ph, pl)
+    wh, wl = gpm_dd_add_d(sh, sl, x)
+    h, l = gpm_log_dd2(wh, wl)
+    return h + l
+
+
+@public
+def gpm_arctanh_f64(x: f64) -> f64:
+    if x != x:
+        return x
+    a = fabs(x)
+    if a > 1.0:
+        return NAN
+    if a == 1.0:
+        return copysign(INF, x)
+    if a < 3.725290298461914e-09:          # 2^-28: x + x^3/3 rounds to x
+        return x
+    dh, dl = gpm_two_sum(1.0, -a)
+    th, tl = gpm_dd_div(2.0 * a, 0.0, dh, dl)
+    uh, ul = gpm_dd_add_d(th, tl, 1.0)
+    h, l = gpm_log_dd2(uh, ul)
+    return copysign(0.5 * (h + l), x)
+
+
+@helper
+def gpm_log1p_wide_corr(t: f64) -> f64:
+    """log(1 + t) for t >= 0 finite, to about 2^-51 relative: the rounding of 1 + t is put back."""
+    u = 1.0 + t
+    c = select(t <= 1.0, (1.0 - u) + t, (t - u) + 1.0)
+    e, p = gpm_log_wide_core(u)
+    return fma(e, LN2, fma(e, LN2_R, p + c / u))
+
+
+@public
+def gpm_arcsinh_wide(x: f64) -> f64:
+    a = select((x != x) | (fabs(x) == INF), 0.0, fabs(x))
+    a2 = a * a
+    t = a + a2 / (1.0 + sqrt(1.0 + a2))
+    y = gpm_log1p_wide_corr(t)
+    y = select(a < 1.4901161193847656e-08, a, y)
+    return select((x != x) | (fabs(x) == INF), x, copysign(y, x))
+
+
+@public
+def gpm_arccosh_wide(x: f64) -> f64:
+    ok = (x >= 1.0) & (x < INF)
+    xs = select(ok, x, 1.0)
+    u = xs - 1.0
+    t = u + sqrt(u * (xs + 1.0))
+    y = gpm_log1p_wide_corr(t)
+    return select(x != x, x, select(x == INF, x, select(ok, y, NAN)))
+
+
+@public
+def gpm_arctanh_wide(x: f64) -> f64:
+    a = fabs(x)
+    ok = a < 1.0
+    a = select(ok, a, 0.0)
+    y = 0.5 * gpm_log1p_wide_corr(2.0 * a / (1.0 - a))
+    y = select(a < 1.4901161193847656e-08, a, y)
+    return select(x != x, x, select(ok, copysign(y, x), select(fabs(x) == 1.0, copysign(INF, x), NAN)))
+
+
+@public
+def gpm_arcsinh_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_arcsinh_wide(f64(x))))
+
+
+@public
+def gpm_arccosh_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_arccosh_wide(f64(x))))
+
+
+@public
+def gpm_arctanh_f32(x: f32) -> f32:
+    return select(x != x, x, f32(gpm_arctanh_wide(f64(x))))
+
+
+_ = (LN2_HI, LN2_LO, gpm_fast_two_sum)
