@@ -114,7 +114,7 @@ def test_a_changed_helper_is_compiled_again_despite_a_warm_cache(tmp_path):
     assert first["result"] == warm["result"] == [5.0, 13.0]
     assert (first["hits"], warm["hits"]) == (0, 1)
 
-    helpers = package / "gpupromote" / "backends" / "_numba_binary.py"
+    helpers = package / "gpupromote" / "engines" / "cpu" / "binary.py"
     original = helpers.read_text()
     edited = original.replace("return lambda a, b: math.hypot(a, b)", "return lambda a, b: math.hypot(a, b) + 100")
     assert edited != original
@@ -188,8 +188,8 @@ def test_a_damaged_helper_cache_file_is_dropped_too(tmp_path, damage):
     cache = tmp_path / "cache"
     warm = _run(cache)
     # the widening helper the float16 kernel calls (helpers it calls in turn are linked into it)
-    helper_files = sorted(Path(warm["kernel_dir"]).glob("_numba_narrow._f16_to_f32_*.nbc"))
-    assert len(helper_files) == 1, "the _numba_narrow helpers are cached in the tag folder"
+    helper_files = sorted(Path(warm["kernel_dir"]).glob("narrow._f16_to_f32_*.nbc"))
+    assert len(helper_files) == 1, "the narrow helpers are cached in the tag folder"
     for path in Path(warm["kernel_dir"]).glob("_gpk_*"):
         path.unlink()   # the kernels are compiled again, and load their helpers from the cache
     damage(helper_files[0])
