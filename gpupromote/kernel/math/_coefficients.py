@@ -211,9 +211,61 @@ def tables():
         print("TWO_OVER_PI =", repr(float(two_over_pi)))
 
 
+def log_table():
+    """pow.py's table: for i in 0..127, the mantissas m (in [sqrt(1/2), sqrt(2))) whose offset bits
+    have top bits i, their centre c (1 for the interval holding 1), INVC = RN(1/c), and -log(INVC)
+    as a double-double."""
+    off = 0x3fe6a09e667f3bcd
+    import struct
+    f = lambda b: struct.unpack("<d", struct.pack("<Q", b))[0]  # noqa: E731
+    invc, hi, lo = [], [], []
+    worst = 0
+    with mp.workprec(300):
+        for i in range(128):
+            a = f(off + (i << 45))
+            b = f(off + ((i + 1) << 45))
+            c = (a + b) / 2
+            if a <= 1.0 < b:
+                c = 1.0            # exact near 1: log x keeps its relative accuracy there
+            v = float(1 / mp.mpf(c))
+            lc = -mp.log(mp.mpf(v))
+            h = float(lc)
+            invc.append(v)
+            hi.append(h)
+            lo.append(float(lc - h))
+            worst = max(worst, abs(a * v - 1), abs(b * v - 1))
+    print(f"# |m * INVC - 1| <= {worst:.3e}")
+    print("LOG_INVC = Table(\"f64\", (" + ", ".join(repr(v) for v in invc) + "))")
+    print("LOG_LOGC_HI = Table(\"f64\", (" + ", ".join(repr(v) for v in hi) + "))")
+    print("LOG_LOGC_LO = Table(\"f64\", (" + ", ".join(repr(v) for v in lo) + "))")
+
+
+def exp_table():
+    """exp_log.py's accurate exp: 2^(j/64) as double-doubles, ln2/64 in three pieces."""
+    with mp.workprec(300):
+        hi, lo = [], []
+        for j in range(64):
+            v = mp.mpf(2)**(mp.mpf(j) / 64)
+            h = float(v)
+            hi.append(h)
+            lo.append(float(v - h))
+        c = mp.log(2) / 64
+        ex = int(mp.floor(mp.log(c, 2)))
+        p1 = mp.floor(c * mp.mpf(2)**(34 - ex)) / mp.mpf(2)**(34 - ex)     # 35 bits
+        p2 = float(c - p1)
+        p3 = float(c - p1 - mp.mpf(p2))
+    print(f"LN2_64 = ({float(p1)!r}, {p2!r}, {p3!r})   # 35 bits, a double, a double")
+    print("EXP2_J_HI = Table(\"f64\", (" + ", ".join(repr(v) for v in hi) + "))")
+    print("EXP2_J_LO = Table(\"f64\", (" + ", ".join(repr(v) for v in lo) + "))")
+
+
 def main(names):
+    if names == ["exptable"]:
+        return exp_table()
     if names == ["tables"]:
         return tables()
+    if names == ["logtable"]:
+        return log_table()
     if names == ["erfc"]:
         return erfc_pieces()
     for name in names or list(FITS):
