@@ -193,7 +193,7 @@ class DtypeRun:
         self.clip_bounds, self.clip_bounds_skipped = [], {}
         for lo, hi in CLIP_BOUNDS:
             if any(b[0] == "z" and b[1] not in dtypes_used for b in (lo, hi)):
-                self.clip_bounds_skipped[f"{lo}/{hi}"] = "bound dtype not available"
+                self.clip_bounds_skipped[f"{lo[1]}/{hi[1]}"] = "no 0-d array of that dtype"
                 continue
             self.clip_bounds.append((lo, hi))
         if self.fwname == "tensorflow" and "clip" in ops:
@@ -230,9 +230,6 @@ class DtypeRun:
         if family == "clip":
             rec["lo"], rec["hi"] = bound_desc(lo), bound_desc(hi)
         return rec
-
-    def crash_record(self, skel, err):
-        return {**skel, "result": None, "error": err}
 
     def operand(self, b):
         return b[1] if b[0] == "s" else self.arrays[b]
@@ -485,9 +482,6 @@ class ValueRun:
         if family == "clip":
             rec["lo"], rec["hi"] = bound_desc(("s", lo)), bound_desc(("s", hi))
         return rec
-
-    def crash_record(self, skel, err):
-        return {**skel, "result": None, "values": None, "error": err}
 
     def execute(self, i):
         case, family, op, d, vals, lo, hi = self.cases[i]
