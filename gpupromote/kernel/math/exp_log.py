@@ -254,7 +254,7 @@ def gpm_expm1_wide_core(x: f64) -> f64:
 def gpm_expm1_wide(x: f64) -> f64:
     xc = select(x > 200.0, 200.0, select(x < -50.0, -50.0, select(x != x, 0.0, x)))
     y = gpm_expm1_wide_core(xc)
-    return select(x != x, x, select(x > 200.0, INF, select(x < -50.0, -1.0, y)))
+    return select((x != x) | (x == 0.0), x, select(x > 200.0, INF, select(x < -50.0, -1.0, y)))
 
 
 @public

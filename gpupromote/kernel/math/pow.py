@@ -148,11 +148,11 @@ def gpm_pow_core(ax: f64, y: f64) -> tuple[f64, f64, i64]:
     """ax^y = 2^k (h + l) for ax positive finite, y finite; |y log ax| clamped to 1400 (beyond,
     the scaling overflows to inf or underflows to 0 as it should)."""
     lh, ll = gpm_log_acc(ax)
-    zh, ze = gpm_two_prod(lh, y)
-    zh, zl = gpm_fast_two_sum(zh, fma(ll, y, ze))
-    big = fabs(zh) > 1400.0
+    p, pe = gpm_two_prod(lh, y)
+    zh, zl = gpm_fast_two_sum(p, fma(ll, y, pe))
+    big = not (fabs(p) <= 1400.0)          # inf when y is huge: no NaN from the tails
     zl = select(big, 0.0, zl)
-    zh = select(big, copysign(1400.0, zh), zh)
+    zh = select(big, copysign(1400.0, p), zh)
     return gpm_exp_acc(zh, zl)
 
 

@@ -226,7 +226,7 @@ def gpm_erfc_g4(t: f64) -> tuple[f64, f64]:
 
 @public
 def gpm_erf_f64(x: f64) -> f64:
-    if x != x:
+    if (x != x) | (x == 0.0):
         return x
     a = fabs(x)
     if a < 0.84375:

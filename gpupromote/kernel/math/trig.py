@@ -392,7 +392,7 @@ def gpm_sin_wide(x: f64) -> f64:
     s, c = gpm_sin_cos_f32k(r)
     v = select((q & i64(1)) == i64(0), s, c)
     v = select(q >= i64(2), -v, v)
-    return select(x != x, x, select(fabs(x) == INF, NAN, v))
+    return select((x != x) | (x == 0.0), x, select(fabs(x) == INF, NAN, v))
 
 
 @public
@@ -409,7 +409,7 @@ def gpm_tan_wide(x: f64) -> f64:
     r, q = gpm_reduce_f32(gpm_trig_f32_sanitize(x))
     s, c = gpm_sin_cos_f32k(r)
     v = select((q & i64(1)) == i64(0), s / c, -(c / s))
-    return select(x != x, x, select(fabs(x) == INF, NAN, v))
+    return select((x != x) | (x == 0.0), x, select(fabs(x) == INF, NAN, v))
 
 
 @public

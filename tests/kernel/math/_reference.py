@@ -7,6 +7,7 @@ is near), mpmath decides.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath as mp
@@ -202,11 +203,26 @@ def narrow_dtype(fmt):
             "e4m3fn": getattr(ml_dtypes, "float8_e4m3fn", None), "e5m2": getattr(ml_dtypes, "float8_e5m2", None)}[fmt]
 
 
+@functools.lru_cache(maxsize=None)
 def all_values(fmt):
     """Every bit pattern of a narrow format, as (bits, float64 values)."""
     bits_t = np.uint16 if fmt in ("f16", "bf16") else np.uint8
     bits = np.arange(np.iinfo(bits_t).max + 1, dtype=np.uint64).astype(bits_t)
-    return bits, bits.view(narrow_dtype(fmt)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        vals = bits.view(narrow_dtype(fmt)).astype(np.float64)
+    bits.setflags(write=False)
+    vals.setflags(write=False)
+    return bits, vals
+
+
+@functools.lru_cache(maxsize=None)
+def _grid(fmt):
+    bits, vals = all_values(fmt)
+    finite = np.isfinite(vals) & ~np.signbit(vals)
+    pos_bits = bits[finite]
+    pos_vals = vals[finite]
+    order = np.argsort(pos_vals, kind="stable")
+    return pos_vals[order], pos_bits[order]
 
 
 def round_to_narrow_bits(y, fmt):
@@ -214,11 +230,7 @@ def round_to_narrow_bits(y, fmt):
     (e4m3fn: NaN), NaN to the format's NaN with the sign of the input."""
     y = np.asarray(y, dtype=np.float64)
     bits, vals = all_values(fmt)
-    finite = np.isfinite(vals) & (np.signbit(vals) == False) & ~((vals == 0) & np.signbit(vals))  # noqa: E712
-    pos_bits = bits[finite]
-    pos_vals = vals[finite]
-    order = np.argsort(pos_vals, kind="stable")
-    pos_vals, pos_bits = pos_vals[order], pos_bits[order]
+    pos_vals, pos_bits = _grid(fmt)
     p, emin, fmax = FORMATS[fmt]
     top = fmax + 2.0 ** (math.floor(math.log2(fmax)) - p + 1)   # the next value the format lacks
     grid = np.append(pos_vals, top)

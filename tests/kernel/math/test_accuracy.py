@@ -1,0 +1,49 @@
+"""Accuracy, measured: every function on GP_MATH_SAMPLES (default 10^5) random inputs per type,
+plus edge values and known hard cases (tests/kernel/math/_inputs.py).
+
+* float64 results are within 1 ulp of the exact value (mpmath decides wherever the library and
+  NumPy's float64 function differ, the largest differences first, and on a random subsample);
+* float32 results are correctly rounded (every result that differs from NumPy's float64 value
+  rounded to float32, or whose rounding that value leaves in doubt, is decided with mpmath).
+"""
+import numpy as np
+import pytest
+
+from ._accuracy import measure_f32, measure_f64
+from ._harness import numba_call
+from ._inputs import BINARY, UNARY, binary_inputs, unary_inputs
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_float64_within_one_ulp(name):
+    x = unary_inputs(name, "float64")
+    res = measure_f64(name, (x,), numba_call(f"gpm_{name}_f64", x))
+    assert res.max_ulp <= 1.0, (res.max_ulp, res.worst)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_float64_within_one_ulp(name):
+    x, y = binary_inputs(name, "float64")
+    res = measure_f64(name, (x, y), numba_call(f"gpm_{name}_f64", x, y))
+    assert res.max_ulp <= 1.0, (res.max_ulp, res.worst)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_float32_correctly_rounded(name):
+    x = unary_inputs(name, "float32")
+    res = measure_f32(name, (x,), numba_call(f"gpm_{name}_f32", x))
+    assert res.not_correctly_rounded == 0, (res.not_correctly_rounded, res.max_ulp, res.worst)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_float32_correctly_rounded(name):
+    x, y = binary_inputs(name, "float32")
+    res = measure_f32(name, (x, y), numba_call(f"gpm_{name}_f32", x, y))
+    assert res.not_correctly_rounded == 0, (res.not_correctly_rounded, res.max_ulp, res.worst)
+
+
+def test_inputs_cover_the_range():
+    x = unary_inputs("exp", "float64")
+    assert len(x) >= 100000
+    assert np.isnan(x).any() and np.isinf(x).any() and (x == 0).any()
+    assert np.nanmax(np.abs(x[np.isfinite(x)])) > 1e300 and np.nanmin(np.abs(x[x != 0])) < 1e-300
