@@ -2,7 +2,7 @@
 and the single rounding of a double-double to float32."""
 from __future__ import annotations
 
-from ._dsl import INF, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, select, sqrt, u64
+from ._dsl import INF, as_f32, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, select, sqrt, u32, u64
 
 
 @helper
@@ -109,6 +109,13 @@ def gpm_round_odd(hi: f64, lo: f64) -> f64:
 
 
 @helper
+def gpm_to_f32(d: f64) -> f32:
+    """d rounded to binary32; a NaN becomes the quiet NaN 0x7fc00000 (the engines' own conversions
+    of a NaN differ: x86 keeps the payload, CUDA returns its canonical NaN)."""
+    return select(d != d, as_f32(u32(0x7FC00000)), f32(d))
+
+
+@helper
 def gpm_dd_to_f32(hi: f64, lo: f64) -> f32:
     """The binary32 nearest hi + lo (one rounding), from a double-double."""
-    return f32(gpm_round_odd(hi, lo))
+    return gpm_to_f32(gpm_round_odd(hi, lo))

@@ -6,7 +6,7 @@ in plain double with ~2^-50 relative error, branch-free, then one rounding.
 """
 from __future__ import annotations
 
-from ._core import gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._core import gpm_to_f32, gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_two_prod, gpm_two_sum
 from ._dsl import INF, NAN, NINF, Table, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, public, rint, select, u64
 
 # ln 2 = LN2_HI + LN2_LO (+ 2^-102): LN2_HI has 40 bits, so k * LN2_HI is exact for |k| < 2^13
@@ -201,7 +201,7 @@ def gpm_exp_wide(x: f64) -> f64:
 
 @public
 def gpm_exp_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_exp_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_exp_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def gpm_expm1_wide(x: f64) -> f64:
 
 @public
 def gpm_expm1_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_expm1_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_expm1_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,7 +303,7 @@ def gpm_exp2_wide(x: f64) -> f64:
 
 @public
 def gpm_exp2_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_exp2_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_exp2_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,7 +396,7 @@ def gpm_log_wide(x: f64) -> f64:
 
 @public
 def gpm_log_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_log_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_log_wide(f64(x))))
 
 
 
@@ -452,7 +452,7 @@ def gpm_log1p_wide(x: f64) -> f64:
 
 @public
 def gpm_log1p_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_log1p_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_log1p_wide(f64(x))))
 
 
 @public
@@ -483,7 +483,7 @@ def gpm_log2_wide(x: f64) -> f64:
 
 @public
 def gpm_log2_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_log2_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_log2_wide(f64(x))))
 
 
 @public
@@ -514,7 +514,7 @@ def gpm_log10_wide(x: f64) -> f64:
 
 @public
 def gpm_log10_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_log10_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_log10_wide(f64(x))))
 
 
 @helper

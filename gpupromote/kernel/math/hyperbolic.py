@@ -7,7 +7,7 @@ float32: the same formulas in plain double, branch-free.
 """
 from __future__ import annotations
 
-from ._core import gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_fast_two_sum, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._core import gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_fast_two_sum, gpm_scale2, gpm_two_prod, gpm_two_sum
 from ._dsl import INF, NAN, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt
 from .exp_log import (LN2, LN2_HI, LN2_LO, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd, gpm_expm1_wide_core,
                       gpm_log_dd, gpm_log_dd2, gpm_log_wide_core)
@@ -93,17 +93,17 @@ def gpm_tanh_wide(x: f64) -> f64:
 
 @public
 def gpm_sinh_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_sinh_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_sinh_wide(f64(x))))
 
 
 @public
 def gpm_cosh_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_cosh_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_cosh_wide(f64(x))))
 
 
 @public
 def gpm_tanh_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_tanh_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_tanh_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -209,17 +209,17 @@ def gpm_arctanh_wide(x: f64) -> f64:
 
 @public
 def gpm_arcsinh_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_arcsinh_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_arcsinh_wide(f64(x))))
 
 
 @public
 def gpm_arccosh_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_arccosh_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_arccosh_wide(f64(x))))
 
 
 @public
 def gpm_arctanh_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_arctanh_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_arctanh_wide(f64(x))))
 
 
 _ = (LN2_HI, LN2_LO, gpm_fast_two_sum)

@@ -8,7 +8,7 @@ float32: the same reductions in plain double, selected without branches.
 """
 from __future__ import annotations
 
-from ._core import gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_fast_two_sum, gpm_scale2
+from ._core import gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_fast_two_sum, gpm_scale2
 from ._dsl import INF, NAN, as_u64, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt, u64
 
 PIO2 = 1.5707963267948966
@@ -116,7 +116,7 @@ def gpm_arctan_wide(x: f64) -> f64:
 
 @public
 def gpm_arctan_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_arctan_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_arctan_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,12 +223,12 @@ def gpm_arccos_wide(x: f64) -> f64:
 
 @public
 def gpm_arcsin_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_arcsin_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_arcsin_wide(f64(x))))
 
 
 @public
 def gpm_arccos_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_arccos_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_arccos_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ def gpm_arctan2_wide(y: f64, x: f64) -> f64:
 
 @public
 def gpm_arctan2_f32(y: f32, x: f32) -> f32:
-    r = f32(gpm_arctan2_wide(f64(y), f64(x)))
+    r = gpm_to_f32(gpm_arctan2_wide(f64(y), f64(x)))
     return select(y != y, y, select(x != x, x, r))
 
 

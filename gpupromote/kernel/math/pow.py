@@ -7,7 +7,7 @@ negative base and a non-integer exponent.
 """
 from __future__ import annotations
 
-from ._core import gpm_dd_add, gpm_fast_two_sum, gpm_round_odd, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._core import gpm_to_f32, gpm_dd_add, gpm_fast_two_sum, gpm_round_odd, gpm_scale2, gpm_two_prod, gpm_two_sum
 from ._dsl import INF, NAN, Table, as_f64, as_u64, copysign, f32, f64, fabs, floor, fma, helper, i64, public, select, u64
 from .exp_log import SQRT_HALF_BITS, gpm_exp_acc
 
@@ -236,7 +236,7 @@ def gpm_power_f32(x: f32, y: f32) -> f32:
     dx = f64(x)
     dy = f64(y)
     h, l, k = gpm_pow_dd_any(dx, dy)
-    r = f32(gpm_pow_special(dx, dy, gpm_scale2(gpm_round_odd(h, l), k)))
+    r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_scale2(gpm_round_odd(h, l), k)))
     return select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, select(y != y, y, r)))
 
 

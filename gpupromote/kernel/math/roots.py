@@ -3,7 +3,7 @@ double-double), so the float64 results are within a hair of correct rounding and
 ones are correctly rounded (one rounding of the double-double, by round-to-odd)."""
 from __future__ import annotations
 
-from ._core import gpm_dd_to_f32, gpm_fast_two_sum, gpm_pow2i, gpm_round_odd, gpm_two_prod
+from ._core import gpm_to_f32, gpm_dd_to_f32, gpm_fast_two_sum, gpm_pow2i, gpm_round_odd, gpm_two_prod
 from ._dsl import INF, NAN, as_f64, as_u64, copysign, f32, f64, fabs, floor, fma, helper, i64, public, select, sqrt, u64
 
 # cbrt(v) ~ G(v) on [1, 8], 2^-10.2 relative (_coefficients.py CBRT_G): Newton's first guess
@@ -58,7 +58,7 @@ def gpm_rsqrt_f32(x: f32) -> f32:
     d = f64(x)
     xs = select((d > 0.0) & (d < INF), d, 1.0)
     h, l = gpm_rsqrt_dd(xs)
-    return select(x != x, x, f32(gpm_rsqrt_special(d, gpm_round_odd(h, l))))
+    return select(x != x, x, gpm_to_f32(gpm_rsqrt_special(d, gpm_round_odd(h, l))))
 
 
 @helper

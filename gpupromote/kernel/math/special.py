@@ -11,7 +11,7 @@ with about 2^-70 error: the sum may cancel).
 """
 from __future__ import annotations
 
-from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_sqrt, gpm_fast_two_sum, gpm_pow2i,
+from ._core import (gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_sqrt, gpm_fast_two_sum, gpm_pow2i,
                     gpm_round_odd, gpm_scale2, gpm_two_prod, gpm_two_sum)
 from ._dsl import INF, NINF, Table, as_u64, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt, u64
 from .exp_log import LN2, LN2_R, gpm_exp_acc, gpm_exp_f64, gpm_exp_kernel, gpm_exp_wide_core
@@ -106,7 +106,7 @@ def gpm_sigmoid_wide(x: f64) -> f64:
 
 @public
 def gpm_sigmoid_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_sigmoid_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_sigmoid_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,7 +285,7 @@ def gpm_erf_wide(x: f64) -> f64:
 
 @public
 def gpm_erf_f32(x: f32) -> f32:
-    return select(x != x, x, f32(gpm_erf_wide(f64(x))))
+    return select(x != x, x, gpm_to_f32(gpm_erf_wide(f64(x))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,7 +347,7 @@ def gpm_hypot_f32(x: f32, y: f32) -> f32:
     dy = f64(y)
     ok = (fabs(dx) < INF) & (fabs(dy) < INF)
     h, l = gpm_hypot_dd_f32(select(ok, dx, 0.0), select(ok, dy, 0.0))
-    r = f32(gpm_round_odd(h, l))
+    r = gpm_to_f32(gpm_round_odd(h, l))
     inf = (fabs(x) == f32(INF)) | (fabs(y) == f32(INF))
     return select(inf, f32(INF), select(x != x, x, select(y != y, y, r)))
 
@@ -422,7 +422,7 @@ def gpm_logaddexp_wide(x: f64, y: f64) -> f64:
 @public
 def gpm_logaddexp_f32(x: f32, y: f32) -> f32:
     h, l = gpm_logaddexp_any(f64(x), f64(y))
-    r = f32(gpm_round_odd(h, l))
+    r = gpm_to_f32(gpm_round_odd(h, l))
     return select(x != x, x, select(y != y, y, r))
 
 
