@@ -13,11 +13,15 @@ from .core.dtypes import (
 )
 from .core.errors import CacheWarning, IntegerDivisionByZero, PromotionError
 from .dispatch.functions import (
-    add, subtract, multiply, true_divide, floor_divide, remainder, fmod, power, maximum, minimum, fmax, fmin,
-    equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor,
+    add, subtract, multiply, true_divide, floor_divide, remainder, fmod, power, maximum, minimum, fmax,
+    fmin, equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor,
     bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, arctan2, hypot, copysign, logaddexp,
-    nextafter, where, negative, absolute, invert, sub, mul, div, divide, atan2, eq, ne, lt, le, gt, ge, mod,
-    floordiv, truediv, neg, bitwise_not, bitwise_invert,
+    nextafter, where, negative, positive, absolute, sqrt, rsqrt, cbrt, exp, exp2, expm1, log, log2, log10,
+    log1p, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh, arccosh, arctanh, sigmoid, erf,
+    floor, ceil, trunc, rint, sign, square, reciprocal, isnan, isinf, isfinite, signbit, logical_not,
+    invert, conj, real, imag, angle, sub, mul, div, divide, atan2, eq, ne, lt, le, gt, ge, mod, floordiv,
+    truediv, neg, bitwise_not, bitwise_invert, pos, asin, acos, atan, asinh, acosh, atanh, expit, conjugate,
+    fix, is_nan, is_inf, is_finite, around,
 )
 from .dispatch.fuse import fuse
 from .dispatch import operators as _operators  # noqa: F401  (attaches gp.Array's operators)
@@ -38,14 +42,19 @@ def _dask_call_fused(fused, args, out, policy):
 _register_lazy(_dask_call, _dask_call_fused)
 
 __all__ = [
-    "DType", "dtype", "PromotionError", "IntegerDivisionByZero", "CacheWarning", "OPS", "policies", "set_policy",
-    "use_policy", "get_policy_name", "promote_types", "result_type", "spec", "explain", "Array", "asarray", "fuse",
-    "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float8_e4m3fn",
-    "float8_e5m2", "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128",
-    "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power", "maximum",
-    "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
-    "right_shift", "arctan2", "hypot", "copysign", "logaddexp", "nextafter", "where", "negative", "absolute",
-    "invert", "sub", "mul", "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv",
-    "truediv", "neg", "bitwise_not", "bitwise_invert",
+    "DType", "dtype", "PromotionError", "IntegerDivisionByZero", "CacheWarning", "OPS", "policies",
+    "set_policy", "use_policy", "get_policy_name", "promote_types", "result_type", "spec", "explain", "Array",
+    "asarray", "fuse", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+    "float8_e4m3fn", "float8_e5m2", "float16", "bfloat16", "float32", "float64", "complex32", "complex64",
+    "complex128", "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power",
+    "maximum", "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "left_shift", "right_shift", "arctan2", "hypot", "copysign", "logaddexp", "nextafter", "where", "negative",
+    "positive", "absolute", "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+    "sigmoid", "erf", "floor", "ceil", "trunc", "rint", "sign", "square", "reciprocal", "isnan",
+    "isinf", "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul",
+    "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg",
+    "bitwise_not", "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit",
+    "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around",
 ]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = ["PromotionKind", "IntDivision", "StoreRule", "KINDS", "KIND_ORDER", "categories",
-           "BOOLEAN", "INTEGER", "INTEGER_OR_BOOLEAN", "REAL_FLOATING", "FLOATING", "NUMERIC",
-           "REAL_NUMERIC", "ALL_KINDS", "NO_KINDS"]
+           "BOOLEAN", "INTEGER", "INTEGER_OR_BOOLEAN", "REAL_FLOATING", "COMPLEX_FLOATING", "FLOATING", "NUMERIC",
+           "REAL_NUMERIC", "REAL_NUMERIC_OR_BOOLEAN", "ALL_KINDS", "NO_KINDS"]
 
 
 class PromotionKind(StrEnum):
@@ -24,6 +24,7 @@ class PromotionKind(StrEnum):
     LOGICAL = "LOGICAL"                    # like ALWAYS_BOOL; operands are only tested for truth
     COMPLEX_TO_FLOAT = "COMPLEX_TO_FLOAT"  # computed in the promoted dtype; a complex one gives its real dtype
     EXPONENT_KEEPS_BASE = "EXPONENT_KEEPS_BASE"  # power with an integer exponent keeps the base's dtype (JAX)
+    INT_TO_FLOAT_REAL = "INT_TO_FLOAT_REAL"  # INT_TO_FLOAT, and a complex one gives its real dtype (angle)
 
 
 class IntDivision(StrEnum):
@@ -63,8 +64,10 @@ BOOLEAN = categories("b")
 INTEGER = categories("ui")
 INTEGER_OR_BOOLEAN = categories("bui")
 REAL_FLOATING = categories("f")
+COMPLEX_FLOATING = categories("c")
 FLOATING = categories("fc")
 REAL_NUMERIC = categories("uif")
+REAL_NUMERIC_OR_BOOLEAN = categories("buif")
 NUMERIC = categories("uifc")
 ALL_KINDS = categories("buifc")
 NO_KINDS = categories("")

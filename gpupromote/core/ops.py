@@ -31,13 +31,13 @@ import re
 from dataclasses import dataclass
 
 from .kinds import (ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
-                    PromotionKind, categories)
+                    REAL_NUMERIC_OR_BOOLEAN, PromotionKind, categories)
 
 __all__ = ["Op", "OPS", "UNARY_OPS", "ALIASES", "op_named"]
 
-_DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL = (PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT,
-                                                   PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
-                                                   PromotionKind.COMPLEX_TO_FLOAT)
+_DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL, _ANGLE = (
+    PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT, PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
+    PromotionKind.COMPLEX_TO_FLOAT, PromotionKind.INT_TO_FLOAT_REAL)
 
 _NARROW_CODES = ("f2", "bf", "e4", "e5")
 
@@ -74,7 +74,7 @@ class Op:
         for COMPLEX_TO_FLOAT on complex, else the compute dtype's."""
         if self.predicate:
             return "b"
-        if self.kind == _TO_REAL and compute.kind == "c":
+        if self.kind in (_TO_REAL, _ANGLE) and compute.kind == "c":
             return "f"
         return compute.kind
 
@@ -125,11 +125,56 @@ _TABLE = [
     ("where",          3, _DEFAULT,  ALL_KINDS,          "gp_select(in0, in1, in2)"),       # why: in0 is the bool condition
 ]
 
-# Unary ops: what -x, abs(x) and ~x mean on gp.Array and inside gp.fuse.
+# Unary ops. The kinds and categories are NumPy's (scipy.special's for sigmoid and erf); a
+# framework that differs says so in its policy (kinds, accepts, refuses) or rule module
+# (bool_kernels: the dtype a bool input computes in where the framework has no bool kernel).
+#     name             arity kind       accepts (kinds.py)  expr
 _UNARY_TABLE = [
     ("negative",       1, _DEFAULT,  NUMERIC,            "-in0"),
+    ("positive",       1, _DEFAULT,  NUMERIC,            "in0"),
     ("absolute",       1, _TO_REAL,  ALL_KINDS,          "gp_abs(in0)"),
+    ("sqrt",           1, _TO_FLOAT, FLOATING,           "gp_sqrt(in0)"),
+    ("rsqrt",          1, _TO_FLOAT, FLOATING,           "gp_rsqrt(in0)"),
+    ("cbrt",           1, _TO_FLOAT, REAL_FLOATING,      "gp_cbrt(in0)"),
+    ("exp",            1, _TO_FLOAT, FLOATING,           "gp_exp(in0)"),
+    ("exp2",           1, _TO_FLOAT, FLOATING,           "gp_exp2(in0)"),
+    ("expm1",          1, _TO_FLOAT, FLOATING,           "gp_expm1(in0)"),
+    ("log",            1, _TO_FLOAT, FLOATING,           "gp_log(in0)"),
+    ("log2",           1, _TO_FLOAT, FLOATING,           "gp_log2(in0)"),
+    ("log10",          1, _TO_FLOAT, FLOATING,           "gp_log10(in0)"),
+    ("log1p",          1, _TO_FLOAT, FLOATING,           "gp_log1p(in0)"),
+    ("sin",            1, _TO_FLOAT, FLOATING,           "gp_sin(in0)"),
+    ("cos",            1, _TO_FLOAT, FLOATING,           "gp_cos(in0)"),
+    ("tan",            1, _TO_FLOAT, FLOATING,           "gp_tan(in0)"),
+    ("arcsin",         1, _TO_FLOAT, FLOATING,           "gp_asin(in0)"),
+    ("arccos",         1, _TO_FLOAT, FLOATING,           "gp_acos(in0)"),
+    ("arctan",         1, _TO_FLOAT, FLOATING,           "gp_atan(in0)"),
+    ("sinh",           1, _TO_FLOAT, FLOATING,           "gp_sinh(in0)"),
+    ("cosh",           1, _TO_FLOAT, FLOATING,           "gp_cosh(in0)"),
+    ("tanh",           1, _TO_FLOAT, FLOATING,           "gp_tanh(in0)"),
+    ("arcsinh",        1, _TO_FLOAT, FLOATING,           "gp_asinh(in0)"),
+    ("arccosh",        1, _TO_FLOAT, FLOATING,           "gp_acosh(in0)"),
+    ("arctanh",        1, _TO_FLOAT, FLOATING,           "gp_atanh(in0)"),
+    ("sigmoid",        1, _TO_FLOAT, REAL_FLOATING,      "gp_sigmoid(in0)"),               # why: scipy's expit has no complex loop
+    ("erf",            1, _TO_FLOAT, FLOATING,           "gp_erf(in0)"),
+    ("floor",          1, _DEFAULT,  REAL_NUMERIC_OR_BOOLEAN, "gp_floor(in0)"),            # NumPy 2: integers keep their dtype
+    ("ceil",           1, _DEFAULT,  REAL_NUMERIC_OR_BOOLEAN, "gp_ceil(in0)"),
+    ("trunc",          1, _DEFAULT,  REAL_NUMERIC_OR_BOOLEAN, "gp_trunc(in0)"),
+    ("rint",           1, _TO_FLOAT, FLOATING,           "gp_rint(in0)"),
+    ("round",          1, _DEFAULT,  NUMERIC,            "gp_rint(in0)"),                  # why: round(x) is rint(x); integers keep
+    ("sign",           1, _DEFAULT,  NUMERIC,            "gp_sign(in0)"),
+    ("square",         1, _DEFAULT,  NUMERIC,            "in0 * in0"),
+    ("reciprocal",     1, _DEFAULT,  NUMERIC,            "gp_reciprocal(in0)"),            # NumPy: an integer reciprocal for integers
+    ("isnan",          1, _BOOL,     ALL_KINDS,          "gp_isnan(in0)"),
+    ("isinf",          1, _BOOL,     ALL_KINDS,          "gp_isinf(in0)"),
+    ("isfinite",       1, _BOOL,     ALL_KINDS,          "gp_isfinite(in0)"),
+    ("signbit",        1, _BOOL,     REAL_NUMERIC_OR_BOOLEAN, "gp_signbit(in0)"),
+    ("logical_not",    1, _LOGICAL,  ALL_KINDS,          "gp_logical_not(in0)"),
     ("invert",         1, _DEFAULT,  INTEGER_OR_BOOLEAN, "~in0"),
+    ("conj",           1, _DEFAULT,  NUMERIC,            "gp_conj(in0)"),
+    ("real",           1, _TO_REAL,  ALL_KINDS,          "gp_real(in0)"),
+    ("imag",           1, _TO_REAL,  ALL_KINDS,          "gp_imag(in0)"),
+    ("angle",          1, _ANGLE,    ALL_KINDS,          "gp_angle(in0)"),
 ]
 
 # Ops the engines use that no user calls by name.
@@ -181,7 +226,11 @@ ALIASES = {"sub": "subtract", "mul": "multiply", "div": "true_divide", "divide":
            "pow": "power", "atan2": "arctan2", "eq": "equal", "ne": "not_equal", "lt": "less",
            "le": "less_equal", "gt": "greater", "ge": "greater_equal", "mod": "remainder",
            "floordiv": "floor_divide", "truediv": "true_divide", "max": "maximum", "min": "minimum",
-           "neg": "negative", "abs": "absolute", "bitwise_not": "invert", "bitwise_invert": "invert"}
+           "neg": "negative", "abs": "absolute", "bitwise_not": "invert", "bitwise_invert": "invert",
+           "pos": "positive", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+           "acosh": "arccosh", "atanh": "arctanh", "expit": "sigmoid", "conjugate": "conj", "fix": "trunc",
+           "is_nan": "isnan", "is_inf": "isinf", "is_finite": "isfinite",
+           "around": "round"}
 
 
 def op_named(name: str) -> Op:

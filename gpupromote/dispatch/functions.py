@@ -1,7 +1,7 @@
 """The public op functions, one declared name each (gp.add, gp.where, ...), so that linters and
 IDEs see them. Each is opfunctions.make_op's function for the op; an alias is the same object as
 the op it names. Aliases that would shadow a Python builtin (max, min, abs, pow) are not
-declared: use gp.maximum, gp.minimum, gp.absolute, gp.power.
+declared: use gp.maximum, gp.minimum, gp.absolute, gp.power, gp.around (np.round).
 """
 from __future__ import annotations
 
@@ -44,8 +44,49 @@ logaddexp = _OP_FUNCTIONS["logaddexp"]
 nextafter = _OP_FUNCTIONS["nextafter"]
 where = _OP_FUNCTIONS["where"]
 negative = _OP_FUNCTIONS["negative"]
+positive = _OP_FUNCTIONS["positive"]
 absolute = _OP_FUNCTIONS["absolute"]
+sqrt = _OP_FUNCTIONS["sqrt"]
+rsqrt = _OP_FUNCTIONS["rsqrt"]
+cbrt = _OP_FUNCTIONS["cbrt"]
+exp = _OP_FUNCTIONS["exp"]
+exp2 = _OP_FUNCTIONS["exp2"]
+expm1 = _OP_FUNCTIONS["expm1"]
+log = _OP_FUNCTIONS["log"]
+log2 = _OP_FUNCTIONS["log2"]
+log10 = _OP_FUNCTIONS["log10"]
+log1p = _OP_FUNCTIONS["log1p"]
+sin = _OP_FUNCTIONS["sin"]
+cos = _OP_FUNCTIONS["cos"]
+tan = _OP_FUNCTIONS["tan"]
+arcsin = _OP_FUNCTIONS["arcsin"]
+arccos = _OP_FUNCTIONS["arccos"]
+arctan = _OP_FUNCTIONS["arctan"]
+sinh = _OP_FUNCTIONS["sinh"]
+cosh = _OP_FUNCTIONS["cosh"]
+tanh = _OP_FUNCTIONS["tanh"]
+arcsinh = _OP_FUNCTIONS["arcsinh"]
+arccosh = _OP_FUNCTIONS["arccosh"]
+arctanh = _OP_FUNCTIONS["arctanh"]
+sigmoid = _OP_FUNCTIONS["sigmoid"]
+erf = _OP_FUNCTIONS["erf"]
+floor = _OP_FUNCTIONS["floor"]
+ceil = _OP_FUNCTIONS["ceil"]
+trunc = _OP_FUNCTIONS["trunc"]
+rint = _OP_FUNCTIONS["rint"]
+sign = _OP_FUNCTIONS["sign"]
+square = _OP_FUNCTIONS["square"]
+reciprocal = _OP_FUNCTIONS["reciprocal"]
+isnan = _OP_FUNCTIONS["isnan"]
+isinf = _OP_FUNCTIONS["isinf"]
+isfinite = _OP_FUNCTIONS["isfinite"]
+signbit = _OP_FUNCTIONS["signbit"]
+logical_not = _OP_FUNCTIONS["logical_not"]
 invert = _OP_FUNCTIONS["invert"]
+conj = _OP_FUNCTIONS["conj"]
+real = _OP_FUNCTIONS["real"]
+imag = _OP_FUNCTIONS["imag"]
+angle = _OP_FUNCTIONS["angle"]
 
 # --- the frameworks' names for them
 sub = subtract
@@ -65,19 +106,38 @@ truediv = true_divide
 neg = negative
 bitwise_not = invert
 bitwise_invert = invert
+pos = positive
+asin = arcsin
+acos = arccos
+atan = arctan
+asinh = arcsinh
+acosh = arccosh
+atanh = arctanh
+expit = sigmoid
+conjugate = conj
+fix = trunc
+is_nan = isnan
+is_inf = isinf
+is_finite = isfinite
+around = _OP_FUNCTIONS["round"]   # np.round; not named round, which would shadow the builtin
 
 __all__ = [
     "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power", "maximum",
     "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
-    "right_shift", "arctan2", "hypot", "copysign", "logaddexp", "nextafter", "where", "negative", "absolute",
-    "invert", "sub", "mul", "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv",
-    "truediv", "neg", "bitwise_not", "bitwise_invert"
+    "right_shift", "arctan2", "hypot", "copysign", "logaddexp", "nextafter", "where", "negative", "positive",
+    "absolute", "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid",
+    "erf", "floor", "ceil", "trunc", "rint", "sign", "square", "reciprocal", "isnan", "isinf",
+    "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul", "div",
+    "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg", "bitwise_not",
+    "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit", "conjugate", "fix",
+    "is_nan", "is_inf", "is_finite", "around"
 ]
 
 # why: an op added to core/ops.py without its line here would be missing from gp; fail at import instead
 _declared = set(__all__)
-_expected = {*OPS, *UNARY_OPS, *(a for a in ALIASES if not hasattr(builtins, a))}
+_expected = {n for n in (*OPS, *UNARY_OPS, *ALIASES) if not hasattr(builtins, n)}
 if _declared != _expected or any(globals().get(name) is not _OP_FUNCTIONS[name] for name in __all__):
     raise ImportError(f"gpupromote/dispatch/functions.py declares {sorted(_declared ^ _expected)} wrongly: one line per op "
                       f"and per alias that shadows no builtin")

@@ -156,7 +156,7 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     rules.check_kernel(pol, op, promoted, values, operands)
 
     result = D.bool_ if op.kind in (K.ALWAYS_BOOL, K.LOGICAL) else promoted
-    if op.kind == K.COMPLEX_TO_FLOAT and promoted.kind == "c":
+    if kind in (K.COMPLEX_TO_FLOAT, K.INT_TO_FLOAT_REAL) and promoted.kind == "c":
         result = D.dtype(_REAL_PART[promoted.name])
         trace(f"{op.name} of {promoted.name} is real: {result.name}")
     canonical = rules.canonical_for(op.name)
@@ -183,7 +183,7 @@ def _apply_kind(pol, op, kind, promoted, weak, trace):
         return promoted, weak
     if kind == K.INT_TO_DEFAULT_FLOAT:
         to = pol.default_float
-    elif kind == K.INT_TO_FLOAT:
+    elif kind in (K.INT_TO_FLOAT, K.INT_TO_FLOAT_REAL):
         to = pol.rules.to_float(pol, op.name, promoted)
     elif kind == K.INT_TO_FLOAT_UNLESS_BOOL:  # why: Paddle's bool / bool is bool
         to = pol.default_float
@@ -195,12 +195,12 @@ def _apply_kind(pol, op, kind, promoted, weak, trace):
 
 
 def _unary(pol, op, values, trace):
-    """A unary op (-x, abs(x), ~x) keeps its operand's dtype in every framework."""
+    """A unary op starts from its operand's dtype (the op's promotion kind then turns it)."""
     (o,) = values
     if o.category == "scalar":
         return None, (f"{op.name} of a Python {PY_KIND_NAMES[o.pykind]}: Python computes it itself "
                       f"({'-' if op.name == 'negative' else op.name}x); pass an array to get a {pol.framework} dtype")
-    trace(f"{op.name} keeps its operand's dtype {o.dtype.name}")
+    trace(f"{op.name} of {o.dtype.name}")
     return o.dtype, False
 
 

@@ -8,8 +8,8 @@ categories the standard lists for it (true division: floating only).
 """
 from ...core import dtypes as D
 from ..lattice import PairTable, parse_grid
-from ...core.kinds import (BOOLEAN, FLOATING, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
-                     PromotionKind)
+from ...core.kinds import (BOOLEAN, COMPLEX_FLOATING, FLOATING, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING,
+                           REAL_NUMERIC, PromotionKind)
 from ..rules.array_api import ArrayAPIRules
 from . import Policy
 
@@ -35,6 +35,19 @@ _code = lambda c: D.BY_CODE[c].name  # noqa: E731
 
 _REAL_FLOAT = {op: REAL_FLOATING for op in ("arctan2", "hypot", "copysign", "logaddexp", "nextafter")}
 
+# The standard's elementwise functions of one array, by category (array-api-strict has no rsqrt,
+# exp2, sigmoid, erf, rint, cbrt or angle: those follow their nearest kin).
+_UNARY = {
+    **{op: FLOATING for op in ("sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+                               "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+                               "arctanh", "sigmoid", "erf", "rint", "reciprocal")},
+    **{op: REAL_FLOATING for op in ("cbrt", "signbit")},
+    **{op: REAL_NUMERIC for op in ("floor", "ceil", "trunc")},
+    **{op: NUMERIC for op in ("absolute", "negative", "positive", "round", "sign", "square", "conj", "real",
+                              "isnan", "isinf", "isfinite")},
+    "imag": COMPLEX_FLOATING, "angle": COMPLEX_FLOATING, "logical_not": BOOLEAN, "invert": INTEGER_OR_BOOLEAN,
+}
+
 ARRAY_API = Policy(
     name="array-api",
     framework="the Array API standard",
@@ -57,6 +70,6 @@ ARRAY_API = Policy(
                     "less": REAL_NUMERIC, "less_equal": REAL_NUMERIC, "greater": REAL_NUMERIC,
                     "greater_equal": REAL_NUMERIC, "logical_and": BOOLEAN, "logical_or": BOOLEAN,
                     "logical_xor": BOOLEAN, "bitwise_and": INTEGER_OR_BOOLEAN, "bitwise_or": INTEGER_OR_BOOLEAN,
-                    "bitwise_xor": INTEGER_OR_BOOLEAN, **_REAL_FLOAT},
+                    "bitwise_xor": INTEGER_OR_BOOLEAN, **_REAL_FLOAT, **_UNARY},
     ),
 )

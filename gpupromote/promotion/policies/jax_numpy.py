@@ -43,7 +43,10 @@ STRICT_LATTICE = {
 
 _REFUSES = {"floor_divide": "c", "remainder": "c", "fmod": "c",
             "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc", "left_shift": "fc", "right_shift": "fc",
-            "hypot": "c", "copysign": "c", "nextafter": "c"}
+            "hypot": "c", "copysign": "c", "nextafter": "c", "erf": "c"}
+# Unary ops whose kernels take more kinds than NumPy's loops: jnp.conj and jnp.positive of a bool
+# array are bool; jax.nn.sigmoid refuses integers and bool (it needs an inexact input).
+_ACCEPTS = {"arctan2": "fc", "logaddexp": "fc", "conj": "buifc", "positive": "buifc", "sigmoid": "fc"}
 # Note: comparisons, maximum/minimum and arctan2 accept complex in jax.numpy (lexicographic order).
 
 JAX_X64 = Policy(
@@ -56,8 +59,9 @@ JAX_X64 = Policy(
     default_float="float64",
     scalar_dtypes={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
     # jnp.power(x, 3) or with a 0-d int exponent is lax.integer_pow: x's dtype
-    kinds={"power": PromotionKind.EXPONENT_KEEPS_BASE},
-    accepts={"arctan2": "fc", "logaddexp": "fc"},
+    kinds={"power": PromotionKind.EXPONENT_KEEPS_BASE, "reciprocal": PromotionKind.INT_TO_FLOAT,
+           "sigmoid": PromotionKind.DEFAULT},   # an integer input stays integer, and sigmoid refuses it
+    accepts=_ACCEPTS,
     refuses=_REFUSES,
     rules=JaxRules(x64=True, strict=False),
 )

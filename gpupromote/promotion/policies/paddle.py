@@ -178,9 +178,12 @@ PADDLE = Policy(
     scalar_dtypes={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},
     # Divide rule: an int quotient is float32 (GetPromoteDtype), bool / bool stays bool.
     # copysign keeps int dtypes (Paddle has int kernels); the float-only ops compute ints in float32.
-    kinds={"true_divide": PromotionKind.INT_TO_FLOAT_UNLESS_BOOL, "copysign": PromotionKind.DEFAULT},
+    kinds={"true_divide": PromotionKind.INT_TO_FLOAT_UNLESS_BOOL, "copysign": PromotionKind.DEFAULT,
+           "reciprocal": PromotionKind.INT_TO_FLOAT},
     # Paddle's remainder has complex kernels; hypot is sqrt(x**2 + y**2), complex as add makes it.
-    accepts={"true_divide": "bfc", "remainder": "uifc", "hypot": "fc", "copysign": "buif"},
+    # paddle.neg of a bool tensor is bool; its sigmoid takes complex.
+    accepts={"true_divide": "bfc", "remainder": "uifc", "hypot": "fc", "copysign": "buif", "negative": "buifc",
+             "sigmoid": "buifc"},
     # No complex order (maximum, fmax, ...), no bitwise ops on floats, no bool floor_divide,
     # remainder or pow: Paddle has no such kernels ("kernel ... not registered").
     refuses={"floor_divide": "b", "remainder": "b", "power": "b",

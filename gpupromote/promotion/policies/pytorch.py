@@ -49,7 +49,13 @@ _REFUSES = {
     "less": "c", "less_equal": "c", "greater": "c", "greater_equal": "c",
     "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc", "left_shift": "fc", "right_shift": "fc",
     "arctan2": "c", "copysign": "c",
+    # unary: no bool kernels for abs and rounding; complex refused where torch says "use sgn", ...
+    "absolute": "b", "floor": "b", "ceil": "b", "trunc": "b", "round": "c", "erf": "c",
 }
+# Unary ops whose kernels take more kinds than NumPy's loops: torch.sign(bool) is bool, conj of any
+# dtype is itself, expit takes complex; imag is only for complex tensors.
+_ACCEPTS = {"logaddexp": "fc", "sign": "buif", "conj": "buifc", "sigmoid": "buifc", "reciprocal": "buifc",
+            "imag": "c"}
 
 TORCH = Policy(
     name="torch",
@@ -62,8 +68,9 @@ TORCH = Policy(
     default_float="float32",
     scalar_dtypes={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},  # wrapped numbers
     # logaddexp, hypot and nextafter do not promote integer inputs to float (unlike atan2)
-    kinds={"logaddexp": PromotionKind.DEFAULT, "hypot": PromotionKind.DEFAULT, "nextafter": PromotionKind.DEFAULT},
-    accepts={"logaddexp": "fc"},
+    kinds={"logaddexp": PromotionKind.DEFAULT, "hypot": PromotionKind.DEFAULT, "nextafter": PromotionKind.DEFAULT,
+           "reciprocal": PromotionKind.INT_TO_FLOAT},   # torch.reciprocal of an integer tensor is the default float
+    accepts=_ACCEPTS,
     refuses=_REFUSES,
     rules=TorchRules(),
 )

@@ -24,6 +24,8 @@ Tensors must share one dtype and a Python scalar is converted to it (rules tf-le
 from dataclasses import replace
 
 from ...core import dtypes as D
+from ...core.kinds import PromotionKind
+from ...core.ops import UNARY_OPS
 from ..lattice import PairTable, parse_grid
 from ..rules.tf_rfc431 import TFRules
 from . import Policy
@@ -115,6 +117,7 @@ def _none_cells(safe):
 _B, _U = ["bool"], ["uint8", "uint16", "uint32", "uint64"]
 _I = ["int8", "int16", "int32", "int64"]
 _F, _C = ["bfloat16", "float16", "float32", "float64"], ["complex64", "complex128"]
+_F8 = ["float8_e4m3fn", "float8_e5m2"]
 
 # The dtypes each TF kernel is registered for (its OpDef type list, CPU), checked on the
 # common dtype the operands are converted to. No op has a float8 kernel.
@@ -140,7 +143,26 @@ _KERNELS = {
     # TF op (maximum, atan2) so that the policy still answers for them.
     "fmax": _U + _I + _F, "fmin": _U + _I + _F,
     "hypot": _F, "copysign": _F, "logaddexp": _F,
+    # unary tf.math ops (tf.bitwise.invert, the `+x` operator): float functions take floats and
+    # complex only, integers are not converted
+    **{op: _F + _C for op in ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "arcsin",
+                              "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+                              "sigmoid", "reciprocal", "angle")},
+    **{op: _F for op in ("floor", "ceil", "erf", "rint", "isnan", "isinf", "isfinite")},
+    "absolute": _I + _F + _C, "negative": _I + _F + _C, "sign": _I + _F + _C,
+    "round": _U + _I + _F, "square": _U + _I + _F + _C, "real": _U + _I + _F + _C,
+    "imag": _B + _U + _I + _F + _C, "conj": _U + _I + _F + _C + _F8, "positive": _B + _U + _I + _F + _C + _F8,
+    "invert": _U + _I, "logical_not": _B,
+    # Note: `~x` on a bool tensor is logical_not, while tf.bitwise.invert refuses bool; the
+    # policy follows tf.bitwise.invert (as bitwise_and follows tf.bitwise.bitwise_and).
+    # Note: tf.math has no exp2, log2, log10, trunc, cbrt, signbit or positive (the operator `+x`
+    # is positive); the missing ones follow their nearest kin so that the policy still answers.
+    "exp2": _F + _C, "log2": _F + _C, "log10": _F + _C, "trunc": _F, "cbrt": _F, "signbit": _F,
 }
+# Unary float functions do not convert an integer tensor to float in TensorFlow: it is refused.
+_UNARY_KINDS = {op: PromotionKind.DEFAULT for op in _KERNELS if op in UNARY_OPS and UNARY_OPS[op].kind in (
+    PromotionKind.INT_TO_FLOAT, PromotionKind.INT_TO_FLOAT_REAL)}
+_UNARY_KINDS["angle"] = PromotionKind.COMPLEX_TO_FLOAT
 
 # Ops TensorFlow wraps for RFC 431 (weak_tensor_ops.py); every other op keeps the legacy rule.
 _RFC431_OPS = frozenset({"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod",
@@ -161,6 +183,7 @@ TF_ALL = Policy(
     dtypes=frozenset(d.name for d in D.ALL if d.name != "complex32"),
     default_float="float32",
     scalar_dtypes={"b": "bool", "i": "int32", "f": "float32", "c": "complex128"},
+    kinds=_UNARY_KINDS,
     rules=TFRules(kernels={op: frozenset(dts) for op, dts in _KERNELS.items()}, converts=_converts(CONVERTS),
                   rfc431_ops=_RFC431_OPS, truediv=_TRUEDIV),
     # Note: operator `*` with a bool tensor casts both sides to int32 and the product back to

@@ -23,6 +23,10 @@ _KIND_OF_NODE = {"i*": "i", "f*": "f", "c*": "c"}
 _TO_INEXACT = {"bool": "float32", "uint8": "float32", "uint16": "float32", "uint32": "float32", "uint64": "float64",
                "int8": "float32", "int16": "float32", "int32": "float32", "int64": "float64"}
 _FLOAT8 = frozenset({"float8_e4m3fn", "float8_e5m2"})
+# jnp.rint and jnp.angle convert an integer input to the default float (dtypes.float_), not by width
+_TO_DEFAULT_FLOAT = frozenset({"rint", "angle"})
+# jnp.signbit (and copysign, built on it) take 16-, 32- and 64-bit floats only
+_NO_FLOAT8 = frozenset({"copysign", "signbit"})
 
 
 class JaxRules(Rules):
@@ -37,7 +41,8 @@ class JaxRules(Rules):
     inplace_rule = StoreRule.REBIND
     flush_subnormals = True  # XLA's CPU backend runs with FTZ/DAZ: subnormal inputs and results are 0
     # these compute bool as int32 (dtypes.to_numeric_dtype), x64 or not
-    bool_kernels = {op: "int32" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift")}
+    bool_kernels = {op: "int32" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift",
+                                           "square")}
     # A Python scalar's node, and a weak node's dtype (then canonicalized)
     weak_node = {"b": "bool", "i": "i*", "f": "f*", "c": "c*"}   # a Python bool is strong in JAX
     weak_default = {"i*": "int64", "f*": "float64", "c*": "complex128"}
@@ -79,6 +84,12 @@ class JaxRules(Rules):
         if canonical:
             values = tuple(_canonical_operand(canonical, o, trace) for o in values)
         exact_exponent = False
+        if op.name == "angle" and values[0].category == "zero-dim" and values[0].dtype.kind != "c":
+            # Note: observed (JAX 0.10.2): jnp.angle of a 0-d real array is the default float
+            # whatever its dtype (float16 included), while an array of rank >= 1 keeps a float dtype
+            to = D.dtype(pol.default_float)
+            trace(f"angle of a 0-d {values[0].dtype.name} array: the default float {to.name}")
+            values = (replace(values[0], dtype=to),)
         if kind == PromotionKind.EXPONENT_KEEPS_BASE:
             if len(values) == 2 and self._integer_pow(op.name, values):
                 # jnp.power with a concrete integer exponent is lax.integer_pow: the base's dtype
@@ -123,11 +134,13 @@ class JaxRules(Rules):
         return D.dtype(name), True
 
     def to_float(self, pol, op_name, dtype):
+        if op_name in _TO_DEFAULT_FLOAT:
+            return pol.default_float
         name = _TO_INEXACT.get(dtype.name)
         return self.canonical.get(name, name) if name else pol.default_float
 
     def check_kernel(self, pol, op, promoted, values, operands):
-        if op.name == "copysign" and promoted.name in _FLOAT8:  # jnp.signbit takes 16, 32 and 64-bit floats only
+        if op.name in _NO_FLOAT8 and promoted.name in _FLOAT8:
             raise PromotionError(pol.name, op.name, operands, f"{op.name} has no {promoted.name} kernel in "
                                  f"{pol.framework}", "Cast to float32 first, e.g. x.astype('float32')")
         super().check_kernel(pol, op, promoted, values, operands)

@@ -26,8 +26,15 @@ class NumPyRules(Rules):
 
     nary = True   # np.result_type(*arrays_and_dtypes): the least dtype all promote to, not a left fold
     negative_power_arrays_refused = True
-    # ufuncs with no bool loop start at int8 ("bb->b")
-    bool_kernels = {op: "int8" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift")}
+    # ufuncs with no bool loop start at int8 ("bb->b"); np.round of a bool array is np.rint's
+    # (ndarray.round rounds only integer arrays by copying them), whose first loop is float16
+    bool_kernels = {**{op: "int8" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift",
+                                             "square", "reciprocal", "conj")},
+                    "round": "float16"}
+    # SciPy's ufuncs (expit, erf) list their double loop before the float one: an input that matches
+    # no loop exactly takes the first it casts to safely, float64 (float16 included)
+    scipy_loops = {"sigmoid": ("float64", "float32"),
+                   "erf": ("float64", "float32", "complex128", "complex64")}
 
     def __init__(self, result_type, result_type_upcast, weak_upcast, to_float, int_via_long):
         self.result_type, self.result_type_upcast = result_type, result_type_upcast
@@ -36,10 +43,23 @@ class NumPyRules(Rules):
     def prepare(self, pol, op, kind, values, operands, trace):
         if op.name in _RESULT_TYPE_OPS:
             trace(f"{op.name} promotes by np.result_type's table")
-        if kind == PromotionKind.INT_TO_FLOAT and all(o.category != "scalar" and o.dtype.kind in "bui" for o in values):
+        if op.name in self.scipy_loops:
+            values = tuple(self._scipy_operand(pol, op.name, o, trace) for o in values)
+        elif kind in (PromotionKind.INT_TO_FLOAT, PromotionKind.INT_TO_FLOAT_REAL) and \
+                all(o.category != "scalar" and o.dtype.kind in "bui" for o in values):
             # ufunc loop selection: the first float loop every input casts to safely
             values = tuple(self._float_operand(pol, op.name, o, trace) for o in values)
         return values, kind, False
+
+    def _scipy_operand(self, pol, op_name, o, trace):
+        loops = self.scipy_loops[op_name]
+        if o.category == "scalar" or o.dtype.name in loops:
+            return o
+        to = next((loop for loop in loops if pol.promote.join_all([o.dtype.name, loop]) == loop), None)
+        if to is None:
+            return o   # no loop takes it: check_kernel refuses it in the op's words
+        trace(f"{o.dtype.name} operand reads as {to} (scipy.special's first loop it casts to safely)")
+        return replace(o, dtype=D.dtype(to))
 
     def _float_operand(self, pol, op_name, o, trace):
         to = D.dtype(self.to_float(pol, op_name, o.dtype))
@@ -47,6 +67,9 @@ class NumPyRules(Rules):
         return replace(o, dtype=to)
 
     def to_float(self, pol, op_name, dtype):
+        if op_name == "angle" and dtype.kind == "b":
+            # np.angle(x) is arctan2(0, x): a Python 0 with a bool array is int64, read as float64
+            return pol.default_float
         return self.float_loops.get(dtype.name, pol.default_float)
 
     def promote(self, pol, op, values, trace):

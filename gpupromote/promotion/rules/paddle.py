@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from ...core import dtypes as D
+from ...core.errors import PromotionError
 from ...core.kinds import IntDivision, StoreRule
 from ..limits import INT_RANGES, IntRange
 from ...core.ops import OPS
@@ -63,6 +64,13 @@ class PaddleRules(Rules):
         missing = set(OPS) - set(self.routes)
         if missing:
             raise ValueError(f"PaddleRules: no route for {sorted(missing)}")
+
+    def check_kernel(self, pol, op, promoted, values, operands):
+        if op.name == "signbit" and promoted.name in ("float8_e4m3fn", "float8_e5m2"):
+            # paddle.signbit goes through NumPy, which does not understand Paddle's float8 dtypes
+            raise PromotionError(pol.name, op.name, operands, f"signbit of {promoted.name} is not defined in "
+                                 f"{pol.framework} (data type not understood)", "Cast to float32 first, e.g. x.astype('float32')")
+        super().check_kernel(pol, op, promoted, values, operands)
 
     def promote(self, pol, op, values, trace):
         """Each kind of operand reaches the kernel by the op's route: a Python scalar through

@@ -19,6 +19,8 @@ _OPMATH = {"float16": "float32", "bfloat16": "float32", "complex32": "complex64"
 
 
 class TorchRules(Rules):
+    # torch.square(x) is torch.pow(x, 2): a bool tensor with a Python int is int64
+    bool_kernels = {"square": "int64"}
     # at::native::result_type over a list (torch.cat, TensorIterator's common dtype) folds each
     # category left to right: uint16, int8, float32 raises where uint16, float32, int8 does not
     nary = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core import dtypes as D
-from ...core.errors import float_overflow, overflow
+from ...core.errors import PromotionError, float_overflow, kind_hint, overflow
 from ...core.kinds import IntDivision, StoreRule
 from ..limits import C10_SCALAR, INT_RANGES, Bound, IntRange, float_max
 from ..plan import PY_KIND_NAMES
@@ -110,6 +110,18 @@ class TFRules(Rules):
 
     def to_float(self, pol, op_name, dtype):
         return self.truediv.get(dtype.name, pol.default_float)
+
+    def check_kernel(self, pol, op, promoted, values, operands):
+        """A unary op runs the kernel registered for its operand's dtype (binary ops check theirs
+        when their operands are converted, in _convert)."""
+        kernels = self.kernels.get(op.name)
+        if op.arity != 1 or kernels is None:
+            return super().check_kernel(pol, op, promoted, values, operands)
+        if promoted.name not in kernels:
+            has = ", ".join(d.name for d in D.ALL if d.name in kernels)
+            kinds = "".join(k for k in "buifc" if any(D.dtype(d).kind == k for d in kernels))
+            raise PromotionError(pol.name, op.name, operands, f"TensorFlow's {op.name} has no kernel for "
+                                 f"{promoted.name} (only for {has})", kind_hint(kinds))
 
     def int_range(self, pol, op_name, target, position):
         if not self._legacy(op_name):
