@@ -1,7 +1,7 @@
 """Complex functions, built on the real ones: cexp, clog, csqrt, cpow, csin, ccos, ctan, csinh,
 ccosh, ctanh, casin, cacos, catan, casinh, cacosh, catanh.
 
-Interface: a complex number travels as its two parts. complex128: ``gpm_cexp_c128(re: f64, im: f64)
+Interface: a complex number travels as its two parts. complex128: ``gpm_cexp_k128(re: f64, im: f64)
 -> tuple[f64, f64]``; complex64: ``gpm_cexp_c64(re: f32, im: f32) -> tuple[f32, f32]``; cpow takes
 four parts (a.re, a.im, b.re, b.im). Numba returns the tuple; the C++ header returns a struct
 ``gpm_t_f64_f64 {v0, v1}`` (``gpm_t_f32_f32`` for complex64) and has an out-parameter twin
@@ -14,11 +14,11 @@ cpow's small integer powers, which multiply in float32 exactly as NumPy's npy_cp
 """
 from __future__ import annotations
 
-from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_mul_d, gpm_dd_sqrt, gpm_fast_two_sum,
+from ._core import (gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_mul_d, gpm_dd_sqrt, gpm_fast_two_sum,
                     gpm_scale2, gpm_two_prod, gpm_two_sum)
-from ._dsl import INF, NAN, as_u64, copysign, f32, f64, fabs, floor, helper, i64, public, select, sqrt, u64
+from ._dsl import INF, NAN, as_f32, as_u64, copysign, f32, f64, fabs, floor, helper, i64, public, select, sqrt, u32, u64
 from .exp_log import LN2, LN2_R, gpm_exp_acc, gpm_exp_f64, gpm_exp_kernel, gpm_log1p_f64, gpm_log_f64
-from .hyperbolic import gpm_cosh_f64, gpm_sinh_f64
+from .hyperbolic import gpm_cosh_f64, gpm_sinh_f64, gpm_tanh_f64
 from .inverse_trig import PI, PIO2, PIO4, PI3O4, gpm_arctan2_f64, gpm_arcsin_f64, gpm_arccos_f64
 from .pow import gpm_log_acc
 from .special import gpm_hypot_f64
@@ -44,8 +44,8 @@ def gpm_c_signbit(x: f64) -> bool:
 # exp, log, sqrt
 
 @helper
-def gpm_exp_cis(x: f64, s: f64, c: f64) -> tuple[f64, f64]:
-    """(e^x c, e^x s) for x finite, without overflow in between (a scaled exp)."""
+def gpm_exp_cis(x: f64, s: f64, c: f64, kadj: i64) -> tuple[f64, f64]:
+    """(e^x 2^kadj c, e^x 2^kadj s) for x finite, without overflow in between (a scaled exp)."""
     if x > 1500.0:
         return c * INF, s * INF
     if x < -1500.0:
@@ -53,11 +53,11 @@ def gpm_exp_cis(x: f64, s: f64, c: f64) -> tuple[f64, f64]:
     h, l, k = gpm_exp_kernel(x, 0.0)
     rh, rl = gpm_dd_mul_d(h, l, c)
     ih, il = gpm_dd_mul_d(h, l, s)
-    return gpm_scale2(rh + rl, k), gpm_scale2(ih + il, k)
+    return gpm_scale2(rh + rl, k + kadj), gpm_scale2(ih + il, k + kadj)
 
 
-@public
-def gpm_cexp_c128(x: f64, y: f64) -> tuple[f64, f64]:
+@helper
+def gpm_cexp_k128(x: f64, y: f64) -> tuple[f64, f64]:
     if x != x:
         if y == 0.0:
             return x, y
@@ -73,13 +73,13 @@ def gpm_cexp_c128(x: f64, y: f64) -> tuple[f64, f64]:
         if gpm_isfinite(y):
             s, c = gpm_sincos_f64(y)
             return 0.0 * c, 0.0 * s
-        return 0.0, 0.0
+        return 0.0, copysign(0.0, y)
     if not gpm_isfinite(y):
         return NAN, NAN
     if y == 0.0:
         return gpm_exp_f64(x), y
     s, c = gpm_sincos_f64(y)
-    return gpm_exp_cis(x, s, c)
+    return gpm_exp_cis(x, s, c, i64(0))
 
 
 @helper
@@ -107,8 +107,8 @@ def gpm_log_abs(x: f64, y: f64) -> f64:
     return h + l
 
 
-@public
-def gpm_clog_c128(x: f64, y: f64) -> tuple[f64, f64]:
+@helper
+def gpm_clog_k128(x: f64, y: f64) -> tuple[f64, f64]:
     ax = fabs(x)
     ay = fabs(y)
     if (x != x) | (y != y):
@@ -122,8 +122,8 @@ def gpm_clog_c128(x: f64, y: f64) -> tuple[f64, f64]:
     return gpm_log_abs(x, y), gpm_arctan2_f64(y, x)
 
 
-@public
-def gpm_csqrt_c128(x: f64, y: f64) -> tuple[f64, f64]:
+@helper
+def gpm_csqrt_k128(x: f64, y: f64) -> tuple[f64, f64]:
     if (x == 0.0) & (y == 0.0):
         return 0.0, y
     if gpm_isinf(y):
@@ -150,11 +150,8 @@ def gpm_csqrt_c128(x: f64, y: f64) -> tuple[f64, f64]:
     sx = gpm_scale2(ax, -e)
     sy = gpm_scale2(ay, -e)
     h = gpm_hypot_f64(sx, sy)
-    t = sqrt((sx + h) * 0.5)
-    u = sy / (2.0 * t)
-    half = e >> i64(1)
-    t = gpm_scale2(t, half)
-    u = gpm_scale2(u, half)
+    t = gpm_scale2(sqrt((sx + h) * 0.5), e >> i64(1))
+    u = ay / (2.0 * t)                     # unscaled: a tiny part rounds once
     if x >= 0.0:
         return t, copysign(u, y)
     return u, copysign(t, y)
@@ -163,8 +160,8 @@ def gpm_csqrt_c128(x: f64, y: f64) -> tuple[f64, f64]:
 # --------------------------------------------------------------------------------------------
 # hyperbolic and circular
 
-@public
-def gpm_csinh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+@helper
+def gpm_csinh_k128(x: f64, y: f64) -> tuple[f64, f64]:
     xf = gpm_isfinite(x)
     yf = gpm_isfinite(y)
     if xf & yf:
@@ -174,7 +171,7 @@ def gpm_csinh_c128(x: f64, y: f64) -> tuple[f64, f64]:
         ax = fabs(x)
         if ax < 700.0:
             return gpm_sinh_f64(x) * c, gpm_cosh_f64(x) * s
-        re, im = gpm_exp_cis(ax - LN2, s, c)        # e^|x| / 2
+        re, im = gpm_exp_cis(ax, s, c, i64(-1))     # e^|x| / 2
         return copysign(1.0, x) * re, im
     if (x == 0.0) & (not yf):
         return x, NAN
@@ -184,14 +181,14 @@ def gpm_csinh_c128(x: f64, y: f64) -> tuple[f64, f64]:
         return NAN, NAN
     if gpm_isinf(x):
         if not yf:
-            return x, NAN
+            return INF, NAN
         s, c = gpm_sincos_f64(y)
         return x * c, INF * s
     return NAN, NAN
 
 
-@public
-def gpm_ccosh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+@helper
+def gpm_ccosh_k128(x: f64, y: f64) -> tuple[f64, f64]:
     xf = gpm_isfinite(x)
     yf = gpm_isfinite(y)
     if xf & yf:
@@ -201,10 +198,10 @@ def gpm_ccosh_c128(x: f64, y: f64) -> tuple[f64, f64]:
         ax = fabs(x)
         if ax < 700.0:
             return gpm_cosh_f64(x) * c, gpm_sinh_f64(x) * s
-        re, im = gpm_exp_cis(ax - LN2, s, c)
+        re, im = gpm_exp_cis(ax, s, c, i64(-1))
         return re, copysign(1.0, x) * im
     if (x == 0.0) & (not yf):
-        return NAN, 0.0 * copysign(1.0, x)
+        return NAN, 0.0
     if (y == 0.0) & (not xf):
         if x != x:
             return x, y * 0.0
@@ -219,8 +216,8 @@ def gpm_ccosh_c128(x: f64, y: f64) -> tuple[f64, f64]:
     return NAN, NAN
 
 
-@public
-def gpm_ctanh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+@helper
+def gpm_ctanh_k128(x: f64, y: f64) -> tuple[f64, f64]:
     if not gpm_isfinite(x):
         if x != x:
             if y == 0.0:
@@ -231,7 +228,7 @@ def gpm_ctanh_c128(x: f64, y: f64) -> tuple[f64, f64]:
         s, c = gpm_sincos_f64(y)
         return copysign(1.0, x), copysign(0.0, s * c)
     if not gpm_isfinite(y):
-        if (x == 0.0) & False:
+        if x == 0.0:
             return x, NAN
         return NAN, NAN
     if fabs(x) >= 22.0:
@@ -239,8 +236,7 @@ def gpm_ctanh_c128(x: f64, y: f64) -> tuple[f64, f64]:
         e = gpm_exp_f64(-fabs(x))
         return copysign(1.0, x), 4.0 * s * c * e * e
     if y == 0.0:
-        from_x = gpm_tanh_real(x)
-        return from_x, y
+        return gpm_tanh_f64(x), y
     t = gpm_tan_f64(y)
     beta = 1.0 + t * t
     s = gpm_sinh_f64(x)
@@ -250,25 +246,21 @@ def gpm_ctanh_c128(x: f64, y: f64) -> tuple[f64, f64]:
 
 
 @helper
-def gpm_tanh_real(x: f64) -> f64:
-    from_h = gpm_sinh_f64(x)
-    return from_h / sqrt(1.0 + from_h * from_h)
-
-
-@public
-def gpm_csin_c128(x: f64, y: f64) -> tuple[f64, f64]:
-    u, v = gpm_csinh_c128(-y, x)
+def gpm_csin_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    if gpm_isinf(y) & (not gpm_isfinite(x)):   # NumPy (glibc): NaN + i inf
+        return NAN, INF
+    u, v = gpm_csinh_k128(-y, x)
     return v, -u
 
 
-@public
-def gpm_ccos_c128(x: f64, y: f64) -> tuple[f64, f64]:
-    return gpm_ccosh_c128(-y, x)
+@helper
+def gpm_ccos_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    return gpm_ccosh_k128(-y, x)
 
 
-@public
-def gpm_ctan_c128(x: f64, y: f64) -> tuple[f64, f64]:
-    u, v = gpm_ctanh_c128(-y, x)
+@helper
+def gpm_ctan_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    u, v = gpm_ctanh_k128(-y, x)
     return v, -u
 
 
@@ -337,8 +329,8 @@ def gpm_cpow_general(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
     return gpm_scale2(reh + rel, k), gpm_scale2(imh + iml, k)
 
 
-@public
-def gpm_cpow_c128(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
+@helper
+def gpm_cpow_k128(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
     if (br == 0.0) & (bi == 0.0):
         return 1.0, 0.0
     if (ar == 0.0) & (ai == 0.0):
@@ -361,11 +353,412 @@ def gpm_cpow_c128(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
     if (ar != ar) | (ai != ai) | (br != br) | (bi != bi):
         return NAN, NAN
     if not (gpm_isfinite(ar) & gpm_isfinite(ai) & gpm_isfinite(br) & gpm_isfinite(bi)):
-        lr, li = gpm_clog_c128(ar, ai)
+        lr, li = gpm_clog_k128(ar, ai)
         er, ei = gpm_cmul(br, bi, lr, li)
-        return gpm_cexp_c128(er, ei)
+        return gpm_cexp_k128(er, ei)
     return gpm_cpow_general(ar, ai, br, bi)
 
 
-_ = (PIO4, PI3O4, PI, PIO2, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_sqrt, gpm_fast_two_sum, gpm_two_sum,
+# --------------------------------------------------------------------------------------------
+# inverse functions: casinh (Hull, Fairgrieve and Tang's algorithm: A = (|z+i| + |z-i|)/2, the
+# real part log(A + sqrt(A^2 - 1)) and the imaginary part asin(y/A), each in the form that does
+# not cancel), then casin, cacos, cacosh from it; catanh, then catan from it.
+
+@helper
+def gpm_hft_f(a: f64, b: f64, h: f64) -> f64:
+    """(hypot(a, b) - b) / 2 without cancellation, h = hypot(a, b), a >= 0."""
+    if b < 0.0:
+        return (h - b) * 0.5
+    if b == 0.0:
+        return a * 0.5
+    return a * a / (h + b) * 0.5
+
+
+@helper
+def gpm_casinh_core(ax: f64, ay: f64) -> tuple[f64, f64, f64, bool]:
+    """For ax, ay >= 0 finite: (re, b, sq, use_b) with Re casinh(ax + i ay) = re and
+    Im = asin(b) when use_b, else atan2(ay, sq)."""
+    if (ax > 1e150) | (ay > 1e150):
+        return gpm_log_abs(ax, ay) + LN2, 0.0, ax, False
+    if (ax < 1e-18) & (ay < 1e-18):
+        return ax, 0.0, 1.0, False
+    r = gpm_hypot_f64(ax, ay + 1.0)
+    s = gpm_hypot_f64(ax, ay - 1.0)
+    a = 0.5 * (r + s)
+    b = ay / a
+    fp = gpm_hft_f(ax, ay + 1.0, r)       # f(x, y + 1)
+    if a < 1.5:
+        am1 = fp + gpm_hft_f(ax, 1.0 - ay, s)
+        re = gpm_log1p_f64(am1 + sqrt(am1 * (a + 1.0)))
+        if ay < 1.0:                         # x^2 negligible beside 1 - y^2 (and may underflow)
+            w = sqrt((1.0 - ay) * (1.0 + ay))
+            if ax < 7.450580596923828e-09 * w:
+                re = ax / w
+    else:
+        re = gpm_log_f64(a + sqrt(a * a - 1.0))
+    if b <= 0.6417:
+        return re, b, 0.0, True
+    if ay > 1.0:                             # x^2 negligible beside y^2 - 1: sqrt((A + y)(A - y)) ~ x y / sqrt(y^2 - 1)
+        w = sqrt((ay - 1.0) * (ay + 1.0))
+        if ax < 7.450580596923828e-09 * w:
+            return re, b, ax * (ay / w), False
+    amy = fp + gpm_hft_f(ax, ay - 1.0, s)   # A - y
+    return re, b, sqrt((a + ay) * amy), False
+
+
+@helper
+def gpm_casinh_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    ax = fabs(x)
+    ay = fabs(y)
+    if (x != x) | (y != y):
+        if gpm_isinf(x):
+            return x, NAN
+        if gpm_isinf(y):
+            return INF, NAN
+        if (y == 0.0) & (x != x):
+            return NAN, y
+        return NAN, NAN
+    if gpm_isinf(x) | gpm_isinf(y):
+        im = select(gpm_isinf(x) & gpm_isinf(y), PIO4, select(gpm_isinf(y), PIO2, 0.0))
+        return copysign(INF, x), copysign(im, y)
+    re, b, sq, use_b = gpm_casinh_core(ax, ay)
+    if use_b:
+        im = gpm_arcsin_f64(b)
+    else:
+        im = gpm_arctan2_f64(ay, sq)
+    return copysign(re, x), copysign(im, y)
+
+
+@helper
+def gpm_casin_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    if gpm_isinf(x) & (y != y):            # NumPy (glibc): NaN + i inf
+        return NAN, INF
+    u, v = gpm_casinh_k128(-y, x)
+    return v, -u
+
+
+@helper
+def gpm_cacos_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    ax = fabs(x)
+    ay = fabs(y)
+    if (x != x) | (y != y):
+        if gpm_isinf(x):
+            return NAN, copysign(INF, -y)
+        if gpm_isinf(y):
+            return NAN, -y
+        if (x == 0.0) & (y != y):
+            return PIO2, NAN
+        return NAN, NAN
+    if gpm_isinf(x) | gpm_isinf(y):
+        if gpm_isinf(x) & gpm_isinf(y):
+            re = select(x < 0.0, PI3O4, PIO4)
+        elif gpm_isinf(x):
+            re = select(x < 0.0, PI, 0.0)
+        else:
+            re = PIO2
+        return re, copysign(INF, -y)
+    re, b, sq, use_b = gpm_casinh_core(ay, ax)
+    if use_b:
+        rr = gpm_arccos_f64(copysign(b, x))
+    else:
+        rr = gpm_arctan2_f64(sq, x)
+    return rr, copysign(re, -y)
+
+
+@helper
+def gpm_cacosh_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    u, v = gpm_cacos_k128(x, y)
+    if (v != v) & (u != u):
+        if gpm_isinf(x) | gpm_isinf(y):
+            return INF, NAN
+        return NAN, NAN
+    if v != v:
+        return NAN, u
+    if gpm_c_signbit(v):
+        return -v, u
+    return v, -u
+
+
+@helper
+def gpm_catanh_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    ax = fabs(x)
+    ay = fabs(y)
+    if (x != x) | (y != y):
+        if gpm_isinf(y):
+            return copysign(0.0, x), copysign(PIO2, y)
+        if gpm_isinf(x):
+            return copysign(0.0, x), NAN
+        if (x == 0.0) & (y != y):
+            return x, NAN
+        return NAN, NAN
+    if gpm_isinf(x) | gpm_isinf(y):
+        return copysign(0.0, x), copysign(PIO2, y)
+    if (ax > 1e150) | (ay > 1e150):
+        # 1/z: real x / |z|^2 (scaled), imaginary pi/2
+        m = select(ax > ay, ax, ay)
+        sx = ax / m
+        sy = ay / m
+        re = (sx / (sx * sx + sy * sy)) / m
+        return copysign(re, x), copysign(PIO2, y)
+    if (ax < 1e-18) & (ay < 1e-18):
+        return x, y
+    if (ax == 1.0) & (ay == 0.0):
+        return copysign(INF, x), y
+    # real: log1p(4x / ((1 - x)^2 + y^2)) / 4
+    omh, oml = gpm_two_sum(1.0, -ax)
+    d = omh * omh + ay * ay
+    re = 0.25 * gpm_log1p_f64(4.0 * ax / d)
+    # imaginary: atan2(2y, (1 - x)(1 + x) - y^2) / 2, the difference as a double-double
+    oph, opl = gpm_two_sum(1.0, ax)
+    ph, pl = gpm_dd_mul(omh, oml, oph, opl)
+    qh, ql = gpm_two_prod(ay, ay)
+    dh, dl = gpm_dd_add(ph, pl, -qh, -ql)
+    im = 0.5 * gpm_arctan2_f64(2.0 * ay, dh + dl)
+    return copysign(re, x), copysign(im, y)
+
+
+@helper
+def gpm_catan_k128(x: f64, y: f64) -> tuple[f64, f64]:
+    u, v = gpm_catanh_k128(-y, x)
+    return v, -u
+
+
+# --------------------------------------------------------------------------------------------
+# the entry points: NaN parts made the canonical quiet NaN; complex64 through complex128
+
+@helper
+def gpm_canon(v: f64) -> f64:
+    return select(v != v, NAN, v)
+
+
+@public
+def gpm_cexp_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_cexp_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_cexp_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_cexp_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_clog_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_clog_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_clog_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_clog_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_csqrt_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_csqrt_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_csqrt_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_csqrt_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_csin_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_csin_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_csin_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_csin_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_ccos_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_ccos_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_ccos_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_ccos_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_ctan_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_ctan_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_ctan_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_ctan_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_csinh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_csinh_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_csinh_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_csinh_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_ccosh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_ccosh_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_ccosh_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_ccosh_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_ctanh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_ctanh_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_ctanh_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_ctanh_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_casin_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_casin_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_casin_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_casin_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_cacos_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_cacos_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_cacos_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_cacos_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_catan_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_catan_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_catan_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_catan_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_casinh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_casinh_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_casinh_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_casinh_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_cacosh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_cacosh_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_cacosh_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_cacosh_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_catanh_c128(x: f64, y: f64) -> tuple[f64, f64]:
+    r, i = gpm_catanh_k128(x, y)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@public
+def gpm_catanh_c64(x: f32, y: f32) -> tuple[f32, f32]:
+    r, i = gpm_catanh_k128(f64(x), f64(y))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+@public
+def gpm_cpow_c128(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
+    r, i = gpm_cpow_k128(ar, ai, br, bi)
+    return gpm_canon(r), gpm_canon(i)
+
+
+@helper
+def gpm_cmul_f32(ar: f32, ai: f32, br: f32, bi: f32) -> tuple[f32, f32]:
+    return ar * br - ai * bi, ar * bi + ai * br
+
+
+@helper
+def gpm_cdiv_f32(ar: f32, ai: f32, br: f32, bi: f32) -> tuple[f32, f32]:
+    abr = fabs(br)
+    abi = fabs(bi)
+    if abr >= abi:
+        if (abr == f32(0.0)) & (abi == f32(0.0)):
+            return ar / abr, ai / abi
+        rat = bi / br
+        scl = f32(1.0) / (br + bi * rat)
+        return (ar + ai * rat) * scl, (ai - ar * rat) * scl
+    rat = br / bi
+    scl = f32(1.0) / (bi + br * rat)
+    return (ar * rat + ai) * scl, (ai * rat - ar) * scl
+
+
+@public
+def gpm_cpow_c64(ar: f32, ai: f32, br: f32, bi: f32) -> tuple[f32, f32]:
+    """NumPy's npy_cpowf: small integer powers multiply in float32; otherwise the complex128
+    algorithm, each part rounded once."""
+    if (bi == f32(0.0)) & (br > f32(-100.0)) & (br < f32(100.0)) & (floor(br) == br) & (br != f32(0.0)) & \
+            ((ar != f32(0.0)) | (ai != f32(0.0))):
+        n = i64(br)
+        if n == i64(1):
+            return gpm_canon_f32(ar), gpm_canon_f32(ai)
+        if n == i64(2):
+            r2, i2 = gpm_cmul_f32(ar, ai, ar, ai)
+            return gpm_canon_f32(r2), gpm_canon_f32(i2)
+        if n == i64(3):
+            sr, si = gpm_cmul_f32(ar, ai, ar, ai)
+            r3, i3 = gpm_cmul_f32(ar, ai, sr, si)
+            return gpm_canon_f32(r3), gpm_canon_f32(i3)
+        m = select(n < i64(0), -n, n)
+        rr = f32(1.0)
+        ri = f32(0.0)
+        pr = ar
+        pi_ = ai
+        for bit in range(0, 7):
+            if ((m >> bit) & i64(1)) == i64(1):
+                rr, ri = gpm_cmul_f32(rr, ri, pr, pi_)
+            if (m >> (bit + i64(1))) != i64(0):
+                pr, pi_ = gpm_cmul_f32(pr, pi_, pr, pi_)
+        if br < f32(0.0):
+            rr, ri = gpm_cdiv_f32(f32(1.0), f32(0.0), rr, ri)
+        return gpm_canon_f32(rr), gpm_canon_f32(ri)
+    r, i = gpm_cpow_k128(f64(ar), f64(ai), f64(br), f64(bi))
+    return gpm_to_f32(r), gpm_to_f32(i)
+
+
+@helper
+def gpm_canon_f32(v: f32) -> f32:
+    return select(v != v, as_f32(u32(0x7FC00000)), v)
+
+
+_X = (PIO4, PI3O4, PI, PIO2, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_sqrt, gpm_fast_two_sum, gpm_two_sum,
      gpm_exp_f64, gpm_log1p_f64, gpm_log_f64, gpm_arcsin_f64, gpm_arccos_f64, gpm_c_signbit, f32)

@@ -19,7 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gpupromote.kernel.math import cuda_source, entry_points, numba_functions
+from ._isolation import ensure_kernel_math_importable
+
+ensure_kernel_math_importable()
+from gpupromote.kernel.math import cuda_source, entry_points, numba_functions  # noqa: E402
 
 NP = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "u64": np.uint64, "i32": np.int32,
       "u32": np.uint32, "u16": np.uint16, "u8": np.uint8}

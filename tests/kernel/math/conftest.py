@@ -1,0 +1,3 @@
+from ._isolation import ensure_kernel_math_importable
+
+ensure_kernel_math_importable()
