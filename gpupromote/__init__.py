@@ -21,7 +21,7 @@ from .dispatch.functions import (
     floor, ceil, trunc, rint, sign, square, reciprocal, isnan, isinf, isfinite, signbit, logical_not,
     invert, conj, real, imag, angle, sub, mul, div, divide, atan2, eq, ne, lt, le, gt, ge, mod, floordiv,
     truediv, neg, bitwise_not, bitwise_invert, pos, asin, acos, atan, asinh, acosh, atanh, expit, conjugate,
-    fix, is_nan, is_inf, is_finite, around,
+    fix, is_nan, is_inf, is_finite, around, clip, clamp, clip_by_value,
 )
 from .dispatch.fuse import fuse
 from .dispatch import operators as _operators  # noqa: F401  (attaches gp.Array's operators)
@@ -56,5 +56,5 @@ __all__ = [
     "isinf", "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul",
     "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg",
     "bitwise_not", "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit",
-    "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around",
+    "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value",
 ]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from .kinds import (ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
                     REAL_NUMERIC_OR_BOOLEAN, PromotionKind, categories)
 
-__all__ = ["Op", "OPS", "UNARY_OPS", "ALIASES", "op_named"]
+__all__ = ["Op", "OPS", "UNARY_OPS", "CLIP_OPS", "ALIASES", "op_named"]
 
 _DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL, _ANGLE = (
     PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT, PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
@@ -177,6 +177,15 @@ _UNARY_TABLE = [
     ("angle",          1, _ANGLE,    ALL_KINDS,          "gp_angle(in0)"),
 ]
 
+# clip(x, lo, hi): x and its bounds promote together, as one op of three operands. A bound
+# given as None is not an operand: clip(x, None, hi) is _clip_max(x, hi), clip(x, lo, None) is
+# _clip_min(x, lo) (dispatch/api.clip_form picks the form).
+_CLIP_TABLE = [
+    ("clip",           3, _DEFAULT,  ALL_KINDS,          "gp_clip(in0, in1, in2)"),
+    ("_clip_min",      2, _DEFAULT,  ALL_KINDS,          "gp_clip_min(in0, in1)"),
+    ("_clip_max",      2, _DEFAULT,  ALL_KINDS,          "gp_clip_max(in0, in1)"),
+]
+
 # Ops the engines use that no user calls by name.
 _INTERNAL_TABLE = [
     ("_flush",         1, _DEFAULT,  FLOATING,           "gp_ftz(in0)"),                    # why: XLA's FTZ / DAZ, a plan flag
@@ -219,6 +228,7 @@ def _op(row) -> Op:
 
 OPS = {row[0]: _op(row) for row in _TABLE}
 UNARY_OPS = {row[0]: _op(row) for row in _UNARY_TABLE}
+CLIP_OPS = {row[0]: _op(row) for row in _CLIP_TABLE}
 _INTERNAL = {row[0]: _op(row) for row in _INTERNAL_TABLE}
 
 # The frameworks' names for the same ops.
@@ -230,14 +240,14 @@ ALIASES = {"sub": "subtract", "mul": "multiply", "div": "true_divide", "divide":
            "pos": "positive", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
            "acosh": "arccosh", "atanh": "arctanh", "expit": "sigmoid", "conjugate": "conj", "fix": "trunc",
            "is_nan": "isnan", "is_inf": "isinf", "is_finite": "isfinite",
-           "around": "round"}
+           "around": "round", "clamp": "clip", "clip_by_value": "clip"}
 
 
 def op_named(name: str) -> Op:
-    op = OPS.get(name) or UNARY_OPS.get(name) or _INTERNAL.get(name)
+    op = OPS.get(name) or UNARY_OPS.get(name) or CLIP_OPS.get(name) or _INTERNAL.get(name)
     if op is None:
         target = ALIASES.get(name, "")
-        op = OPS.get(target) or UNARY_OPS.get(target)
+        op = OPS.get(target) or UNARY_OPS.get(target) or CLIP_OPS.get(target)
     if op is None:
         raise ValueError(f"unknown op {name!r}: use one of {', '.join([*OPS, *UNARY_OPS])} "
                          f"(or an alias: {', '.join(ALIASES)})")
@@ -253,11 +263,11 @@ _WHEN = re.compile(r"[buifc]+|[buifce][0-9f]\d?|xla|narrow")
 
 
 def _check_table():
-    known = {*OPS, *UNARY_OPS, *_INTERNAL}
+    known = {*OPS, *UNARY_OPS, *CLIP_OPS, *_INTERNAL}
     for name, _, _ in _OVERRIDES:
         if name not in known:
             raise ValueError(f"_OVERRIDES names an unknown op {name!r}")
-    for op in (*OPS.values(), *UNARY_OPS.values(), *_INTERNAL.values()):
+    for op in (*OPS.values(), *UNARY_OPS.values(), *CLIP_OPS.values(), *_INTERNAL.values()):
         for when, expr in ((None, op.expr), *op.overrides):
             if when is not None and not _WHEN.fullmatch(when):
                 raise ValueError(f"{op.name}: unknown override selector {when!r}")

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core import caches
 from ..core import dtypes as D
+from ..core.ops import ALIASES
 from . import foreign as interop
 from .array import Array
 from ..promotion.limits import INT64_END
@@ -166,9 +167,30 @@ def _key(policy, op, operands):
     return (policy or CURRENT_POLICY.get(), op, *(field for x in operands for field in _operand_key(x)))
 
 
+_CLIP_NAMES = frozenset({"clip", *(alias for alias, name in ALIASES.items() if name == "clip")})
+
+
+def clip_form(op, operands):
+    """(op, operands) with clip's None bounds taken out: clip(x, lo, hi) stays, clip(x, None, hi)
+    is _clip_max(x, hi), clip(x, lo, None) _clip_min(x, lo); any other op is returned as it is."""
+    if op not in _CLIP_NAMES:
+        return op, tuple(operands)
+    if len(operands) != 3:
+        raise TypeError(f"clip takes (x, lo, hi), got {len(operands)} operands: pass None for a missing bound")
+    x, lo, hi = operands
+    if lo is None and hi is None:
+        raise ValueError("clip needs a bound: lo and hi are both None (NumPy: 'One of max or min must be given')")
+    if lo is None:
+        return "_clip_max", (x, hi)
+    if hi is None:
+        return "_clip_min", (x, lo)
+    return "clip", (x, lo, hi)
+
+
 def plan_for(op, operands, policy=None):
     """The Plan for ``op`` on ``operands``: cached by dtypes and categories; Python ints are
     checked on every call against the bounds the policy gives them."""
+    op, operands = clip_form(op, operands)
     key = _key(policy, op, operands)
     hit = _plans.get(key)
     if hit is not None:
@@ -263,6 +285,7 @@ def explain(*operands, op="add", policy=None, out=None) -> str:
         return operands[0].explain(*operands[1:], policy=policy)
     if op == "where" and len(operands) == 2:
         operands = (True,) + operands
+    op, operands = clip_form(op, operands)
     name = policy or CURRENT_POLICY.get()
     store = None
     if out is not None:

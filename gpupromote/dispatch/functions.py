@@ -120,6 +120,9 @@ is_nan = isnan
 is_inf = isinf
 is_finite = isfinite
 around = _OP_FUNCTIONS["round"]   # np.round; not named round, which would shadow the builtin
+clip = _OP_FUNCTIONS["clip"]
+clamp = clip
+clip_by_value = clip
 
 __all__ = [
     "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power", "maximum",
@@ -132,12 +135,12 @@ __all__ = [
     "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul", "div",
     "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg", "bitwise_not",
     "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit", "conjugate", "fix",
-    "is_nan", "is_inf", "is_finite", "around"
+    "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value"
 ]
 
 # why: an op added to core/ops.py without its line here would be missing from gp; fail at import instead
 _declared = set(__all__)
-_expected = {n for n in (*OPS, *UNARY_OPS, *ALIASES) if not hasattr(builtins, n)}
+_expected = {n for n in (*OPS, *UNARY_OPS, "clip", *ALIASES) if not hasattr(builtins, n)}
 if _declared != _expected or any(globals().get(name) is not _OP_FUNCTIONS[name] for name in __all__):
     raise ImportError(f"gpupromote/dispatch/functions.py declares {sorted(_declared ^ _expected)} wrongly: one line per op "
                       f"and per alias that shadows no builtin")

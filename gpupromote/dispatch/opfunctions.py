@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core import caches
 from ..core import dtypes as D
-from .api import CURRENT_POLICY, cached_plan
+from .api import CURRENT_POLICY, cached_plan, clip_form
 from ..engines import get_backend
 from ..engines.cpu import threads as cpu_threads
 from .checks import needs_checks
@@ -184,8 +184,8 @@ def make_op(name: str):
     if op.arity == 1:
         def fn(x, /, *, policy=None, out=None):
             return call(name, (x,), policy, out)
-        fn.__doc__ = (f"{name}(x, *, policy=None, out=None): elementwise `{op.expr}`; the result keeps x's dtype "
-                      f"(absolute: a complex x gives its real dtype), computed as `policy` computes it.")
+        fn.__doc__ = (f"{name}(x, *, policy=None, out=None): elementwise `{op.expr}`, of the dtype `policy` gives "
+                      f"it (gp.result_type(x, op={name!r}); default: the current policy).")
     elif op.arity == 2:
         def fn(a, b, /, *, policy=None, out=None):
             if out is None:
@@ -383,7 +383,18 @@ def _compiled_op(name, arity, fn):
     return _fastpath.Op(name, arity, fn, _entry_maker(name, cache), cache)
 
 
+def _make_clip():
+    def clip(x, lo=None, hi=None, /, *, policy=None, out=None):
+        return call(*clip_form("clip", (x, lo, hi)), policy, out)
+    clip.__doc__ = ("clip(x, lo=None, hi=None, *, policy=None, out=None): x limited to [lo, hi] elementwise "
+                    "(np.clip, torch.clamp, jnp.clip, tf.clip_by_value); x and the bounds promote together as "
+                    "`policy` promotes them (gp.result_type(x, lo, hi, op='clip')). A bound may be None.")
+    clip.__module__ = "gpupromote"
+    return clip
+
+
 OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
+OP_FUNCTIONS["clip"] = _make_clip()
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items()})
 
 

@@ -149,9 +149,10 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     promoted, weak = _unary(pol, op, values, trace) if op.arity == 1 else rules.promote(pol, op, values, trace)
     if promoted is None:
         raise PromotionError(pol.name, op.name, operands, weak, cast_hint(values))
-    if promoted.kind == "b" and op.name in rules.bool_kernels:
-        trace(f"{op.name} has no bool kernel in {pol.framework}: bool computes as {rules.bool_kernels[op.name]}")
-        promoted = D.dtype(rules.bool_kernels[op.name])
+    computes_as = rules.kernel_dtype(pol, op.name, promoted)
+    if computes_as is not None:
+        trace(f"{op.name} has no {promoted.name} kernel in {pol.framework}: {promoted.name} computes as {computes_as}")
+        promoted = D.dtype(computes_as)
     promoted, weak = _apply_kind(pol, op, kind, promoted, weak, trace)
     rules.check_kernel(pol, op, promoted, values, operands)
 

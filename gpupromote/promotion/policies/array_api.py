@@ -46,6 +46,7 @@ _UNARY = {
     **{op: NUMERIC for op in ("absolute", "negative", "positive", "round", "sign", "square", "conj", "real",
                               "isnan", "isinf", "isfinite")},
     "imag": COMPLEX_FLOATING, "angle": COMPLEX_FLOATING, "logical_not": BOOLEAN, "invert": INTEGER_OR_BOOLEAN,
+    "clip": REAL_NUMERIC, "_clip_min": REAL_NUMERIC, "_clip_max": REAL_NUMERIC,
 }
 
 ARRAY_API = Policy(

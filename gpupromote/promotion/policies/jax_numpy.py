@@ -43,7 +43,8 @@ STRICT_LATTICE = {
 
 _REFUSES = {"floor_divide": "c", "remainder": "c", "fmod": "c",
             "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc", "left_shift": "fc", "right_shift": "fc",
-            "hypot": "c", "copysign": "c", "nextafter": "c", "erf": "c"}
+            "hypot": "c", "copysign": "c", "nextafter": "c", "erf": "c",
+            "clip": "c", "_clip_min": "c", "_clip_max": "c"}   # jnp.clip refuses complex input
 # Unary ops whose kernels take more kinds than NumPy's loops: jnp.conj and jnp.positive of a bool
 # array are bool; jax.nn.sigmoid refuses integers and bool (it needs an inexact input).
 _ACCEPTS = {"arctan2": "fc", "logaddexp": "fc", "conj": "buifc", "positive": "buifc", "sigmoid": "fc"}

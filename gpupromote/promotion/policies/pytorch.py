@@ -51,6 +51,7 @@ _REFUSES = {
     "arctan2": "c", "copysign": "c",
     # unary: no bool kernels for abs and rounding; complex refused where torch says "use sgn", ...
     "absolute": "b", "floor": "b", "ceil": "b", "trunc": "b", "round": "c", "erf": "c",
+    "clip": "c", "_clip_min": "c", "_clip_max": "c",   # "clamp is not supported for complex types"
 }
 # Unary ops whose kernels take more kinds than NumPy's loops: torch.sign(bool) is bool, conj of any
 # dtype is itself, expit takes complex; imag is only for complex tensors.

@@ -153,6 +153,7 @@ _KERNELS = {
     "round": _U + _I + _F, "square": _U + _I + _F + _C, "real": _U + _I + _F + _C,
     "imag": _B + _U + _I + _F + _C, "conj": _U + _I + _F + _C + _F8, "positive": _B + _U + _I + _F + _C + _F8,
     "invert": _U + _I, "logical_not": _B,
+    "clip": _U + _I + _F, "_clip_min": _U + _I + _F, "_clip_max": _U + _I + _F,   # ClipByValue
     # Note: `~x` on a bool tensor is logical_not, while tf.bitwise.invert refuses bool; the
     # policy follows tf.bitwise.invert (as bitwise_and follows tf.bitwise.bitwise_and).
     # Note: tf.math has no exp2, log2, log10, trunc, cbrt, signbit or positive (the operator `+x`
@@ -166,7 +167,7 @@ _UNARY_KINDS["angle"] = PromotionKind.COMPLEX_TO_FLOAT
 
 # Ops TensorFlow wraps for RFC 431 (weak_tensor_ops.py); every other op keeps the legacy rule.
 _RFC431_OPS = frozenset({"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod",
-                         "power", "maximum", "minimum", "equal", "fmax", "fmin"})
+                         "power", "maximum", "minimum", "equal", "fmax", "fmin", "clip", "_clip_min", "_clip_max"})
 
 # math_ops._TRUEDIV_TABLE: integer operands are divided in float32 up to 16 bits, float64 above.
 _TRUEDIV = {"uint8": "float32", "int8": "float32", "uint16": "float32", "int16": "float32",

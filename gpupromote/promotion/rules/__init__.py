@@ -8,6 +8,7 @@ here is what most frameworks do, so a rule module overrides only its framework's
   prepare          the operands as the framework first sees them (canonicalized, refused, read
                    as float) and the op's promotion kind, where an operand changes it
   promote          the operand rule: how arrays, 0-d arrays and Python scalars promote together
+  kernel_dtype     the dtype a promoted dtype computes in where the framework has no kernel of it
   to_float         the float an integer promoted dtype becomes for an INT_TO_FLOAT op
   check_kernel     whether the framework has a kernel for the promoted dtype
   scalar_dtype     the dtype a folded Python scalar is kept in (PyTorch's opmath)
@@ -26,13 +27,15 @@ from ...core.kinds import IntDivision, StoreRule
 from ..limits import Bound, IntRange, float_max, wrap
 from ..plan import PY_KIND_NAMES
 
-__all__ = ["Rules", "DIVISIONS", "COMPARISONS", "NO_OPS", "node_of", "strong_join", "scalar_word", "promoting"]
+__all__ = ["Rules", "DIVISIONS", "COMPARISONS", "NO_OPS", "CLIPS", "node_of", "strong_join", "scalar_word", "promoting"]
 
 _EMPTY = MappingProxyType({})
 DIVISIONS = frozenset({"floor_divide", "remainder", "fmod"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 # The names of "no op": a policy's own promotion of the operands (resolve.PROMOTION, PROMOTE_TYPES).
 NO_OPS = frozenset({"result_type", "promote_types"})
+# clip and its one-bound forms (core/ops.py CLIP_OPS): one rule for the three
+CLIPS = frozenset({"clip", "_clip_min", "_clip_max"})
 
 
 class Rules:
@@ -70,6 +73,11 @@ class Rules:
     def promote(self, pol, op, values, trace):
         """(promoted DType, weakly typed) of the promoting operands, or (None, why refused)."""
         raise NotImplementedError(f"{type(self).__name__} has no operand rule")
+
+    def kernel_dtype(self, pol, op_name, promoted):
+        """The dtype the framework's kernel computes ``promoted`` in where it has no kernel of that
+        dtype (a bool input of a ufunc with no bool loop), or None: as it is."""
+        return self.bool_kernels.get(op_name) if promoted.kind == "b" else None
 
     def to_float(self, pol, op_name, dtype) -> str:
         """The float dtype an INT_TO_FLOAT op makes of a bool or integer ``dtype``."""

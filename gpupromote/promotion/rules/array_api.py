@@ -8,7 +8,7 @@ from ...core.errors import PromotionError, kind_hint
 from ...core.kinds import StoreRule
 from ..limits import INT_RANGES, IntRange
 from ..plan import PY_KIND_NAMES
-from . import Rules, strong_join
+from . import CLIPS, Rules, strong_join
 
 __all__ = ["ArrayAPIRules"]
 
@@ -30,6 +30,8 @@ class ArrayAPIRules(Rules):
         self.scalar_kinds, self.categories = scalar_kinds, categories
 
     def promote(self, pol, op, values, trace):
+        if op.name in CLIPS:
+            return self._clip(values, trace)
         strong = [o.dtype for o in values if o.category != "scalar"]
         if not strong:
             return None, "two Python scalars: pass at least one array"
@@ -47,6 +49,20 @@ class ArrayAPIRules(Rules):
                 result = D.dtype(pol.promote.join(result.name, "complex64"))
         return result, False
 
+    def _clip(self, values, trace):
+        """xp.clip: each bound must be of x's kind (an int with an int x, a float with a float x;
+        a Python int with a float x too), and the result keeps x's dtype, whatever the bounds' widths."""
+        x = values[0].dtype
+        family = "ui" if x.kind in "ui" else x.kind
+        for o in values[1:]:
+            if o.category == "scalar":
+                if x.kind not in self.scalar_kinds[o.pykind]:
+                    return None, f"a Python {PY_KIND_NAMES[o.pykind]} bound can only clip {self.scalar_kinds[o.pykind]!r}-kind arrays"
+            elif o.dtype.kind not in family:
+                return None, f"a {o.dtype.name} bound cannot clip a {x.name} array (the standard takes bounds of x's kind)"
+        trace(f"clip keeps x's dtype {x.name}")
+        return x, False
+
     def check_kernel(self, pol, op, promoted, values, operands):
         """array-api-strict checks each array's dtype against the function's categories before a
         Python scalar joins; then NumPy's kernels decide on the promoted dtype."""
@@ -59,4 +75,6 @@ class ArrayAPIRules(Rules):
         super().check_kernel(pol, op, promoted, values, operands)
 
     def int_range(self, pol, op_name, target, position):
+        if op_name in CLIPS:   # array-api-strict's clip takes a bound beyond x's range
+            return None
         return IntRange(*INT_RANGES[target.name], target.name) if target.kind in "ui" else None

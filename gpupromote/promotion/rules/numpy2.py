@@ -8,7 +8,7 @@ from ...core import dtypes as D
 from ...core.kinds import KIND_ORDER, PromotionKind
 from ..limits import INT64_END, INT_RANGES, IntRange
 from ..plan import PY_KIND_NAMES
-from . import COMPARISONS, Rules, strong_join
+from . import CLIPS, COMPARISONS, Rules, strong_join
 
 __all__ = ["NumPyRules"]
 
@@ -66,6 +66,13 @@ class NumPyRules(Rules):
         trace(f"{o.dtype.name} operand reads as {to.name} (the first float loop it casts to safely)")
         return replace(o, dtype=to)
 
+    def kernel_dtype(self, pol, op_name, promoted):
+        if op_name in CLIPS and promoted.name in self.int_via_long:
+            # ml_dtypes registers no clip loop: bfloat16 and float8 take the first loop they cast
+            # to safely, float32
+            return "float32"
+        return super().kernel_dtype(pol, op_name, promoted)
+
     def to_float(self, pol, op_name, dtype):
         if op_name == "angle" and dtype.kind == "b":
             # np.angle(x) is arctan2(0, x): a Python 0 with a bool array is int64, read as float64
@@ -106,7 +113,9 @@ class NumPyRules(Rules):
     def int_range(self, pol, op_name, target, position):
         if op_name in _LOGICAL:  # the logical ufuncs test a Python int for truth, after converting it to a C long
             return IntRange(*INT_RANGES["int64"], "int64")
-        if op_name == "where":   # np.where casts a Python int into the dtype, wrapping
+        if op_name == "where" or op_name in CLIPS:
+            # np.where casts a Python int into the dtype, wrapping; np.clip takes a bound beyond the
+            # dtype's range as it is (clip(int8, 0, 300) is int8, nothing clipped at the top)
             return None
         if target.name in self.int_via_long:   # "TypeError: expected number, got int"
             return IntRange(*INT_RANGES["int64"], "int64", TypeError)

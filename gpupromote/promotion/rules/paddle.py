@@ -11,7 +11,7 @@ from ...core.kinds import IntDivision, StoreRule
 from ..limits import INT_RANGES, IntRange
 from ...core.ops import OPS
 from ..plan import PY_KIND_NAMES
-from . import NO_OPS, Rules
+from . import CLIPS, NO_OPS, Rules
 
 __all__ = ["PaddleRules", "Route", "TensorRoute", "ZeroDimRoute", "TO_TENSOR"]
 
@@ -73,6 +73,21 @@ class PaddleRules(Rules):
         super().check_kernel(pol, op, promoted, values, operands)
 
     def promote(self, pol, op, values, trace):
+        if op.name in CLIPS:
+            return self._clip(pol, values, trace)
+        return self._routed(pol, op, values, trace)
+
+    def _clip(self, pol, values, trace):
+        """paddle.clip converts its bounds to x's dtype (Python or 0-d tensors alike); an integer x
+        with a float bound is clipped in the default float."""
+        x, bounds = values[0], values[1:]
+        if x.dtype.kind in "bui" and any((o.pykind if o.category == "scalar" else o.dtype.kind) in "fc" for o in bounds):
+            trace(f"a float bound on {x.dtype.name}: clipped in the default float {pol.default_float}")
+            return D.dtype(pol.default_float), False
+        trace(f"the bounds are converted to x's dtype {x.dtype.name}")
+        return x.dtype, False
+
+    def _routed(self, pol, op, values, trace):
         """Each kind of operand reaches the kernel by the op's route: a Python scalar through
         the route's table (or as a tensor of its default dtype: paddle.where), two tensors, a 0-d
         one among them, through _tensors."""

@@ -8,7 +8,7 @@ from ...core import dtypes as D
 from ...core.errors import PromotionError, kind_hint
 from ...core.kinds import IntDivision, StoreRule
 from ..limits import C10_SCALAR, INT_RANGES, IntRange, float_max
-from . import Rules, scalar_word
+from . import CLIPS, Rules, scalar_word
 
 __all__ = ["TorchRules", "AscendRules"]
 
@@ -91,7 +91,7 @@ class TorchRules(Rules):
         # torch.where and pow's Scalar exponent convert a Python scalar with c10::checked_convert
         # ("value cannot be converted to type int8_t without overflow"); arithmetic takes any
         # int a c10::Scalar holds and wraps it into the dtype.
-        if op_name == "where":
+        if op_name == "where" or op_name in CLIPS:   # clamp's bounds too
             return _checked_convert(target, exponent=False)
         if op_name == "power":
             return _checked_convert(target, exponent=True) if position == 1 else None
