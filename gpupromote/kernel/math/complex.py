@@ -14,7 +14,7 @@ cpow's small integer powers, which multiply in float32 exactly as NumPy's npy_cp
 """
 from __future__ import annotations
 
-from ._core import (gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_mul_d, gpm_dd_sqrt, gpm_fast_two_sum,
+from ._core import (gpm_to_f32, gpm_dd_add, gpm_dd_mul, gpm_dd_mul_d, gpm_fast_two_sum,
                     gpm_scale2, gpm_two_prod, gpm_two_sum)
 from ._dsl import INF, NAN, as_f32, as_u64, copysign, f32, f64, fabs, floor, helper, i64, public, select, sqrt, u32, u64
 from .exp_log import LN2, LN2_R, gpm_exp_acc, gpm_exp_f64, gpm_exp_kernel, gpm_log1p_f64, gpm_log_f64
@@ -50,9 +50,9 @@ def gpm_exp_cis(x: f64, s: f64, c: f64, kadj: i64) -> tuple[f64, f64]:
         return c * INF, s * INF
     if x < -1500.0:
         return c * 0.0, s * 0.0
-    h, l, k = gpm_exp_kernel(x, 0.0)
-    rh, rl = gpm_dd_mul_d(h, l, c)
-    ih, il = gpm_dd_mul_d(h, l, s)
+    h, lo, k = gpm_exp_kernel(x, 0.0)
+    rh, rl = gpm_dd_mul_d(h, lo, c)
+    ih, il = gpm_dd_mul_d(h, lo, s)
     return gpm_scale2(rh + rl, k + kadj), gpm_scale2(ih + il, k + kadj)
 
 
@@ -103,8 +103,8 @@ def gpm_log_abs(x: f64, y: f64) -> f64:
     # 0.5 log(s) + e ln2
     ah, al = gpm_two_prod(ef, LN2)
     al = al + ef * LN2_R
-    h, l = gpm_dd_add(0.5 * lh, 0.5 * ll, ah, al)
-    return h + l
+    h, lo = gpm_dd_add(0.5 * lh, 0.5 * ll, ah, al)
+    return h + lo
 
 
 @helper
@@ -323,9 +323,9 @@ def gpm_cpow_general(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
         return c * INF, s * INF
     if rh < -1500.0:
         return c * 0.0, s * 0.0
-    h, l, k = gpm_exp_acc(rh, rl)
-    reh, rel = gpm_dd_mul_d(h, l, c)
-    imh, iml = gpm_dd_mul_d(h, l, s)
+    h, lo, k = gpm_exp_acc(rh, rl)
+    reh, rel = gpm_dd_mul_d(h, lo, c)
+    imh, iml = gpm_dd_mul_d(h, lo, s)
     return gpm_scale2(reh + rel, k), gpm_scale2(imh + iml, k)
 
 
@@ -758,7 +758,3 @@ def gpm_cpow_c64(ar: f32, ai: f32, br: f32, bi: f32) -> tuple[f32, f32]:
 @helper
 def gpm_canon_f32(v: f32) -> f32:
     return select(v != v, as_f32(u32(0x7FC00000)), v)
-
-
-_X = (PIO4, PI3O4, PI, PIO2, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_sqrt, gpm_fast_two_sum, gpm_two_sum,
-     gpm_exp_f64, gpm_log1p_f64, gpm_log_f64, gpm_arcsin_f64, gpm_arccos_f64, gpm_c_signbit, f32)

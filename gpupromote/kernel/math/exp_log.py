@@ -146,8 +146,8 @@ def gpm_exp_kernel(xh: f64, xl: f64) -> tuple[f64, f64, i64]:
     |xh| <= 2^12, |xl| <= 2^-40 |xh| or so."""
     rh, rl, k = gpm_exp_reduce(xh, xl)
     qh, ql = gpm_expm1_r(rh, rl)
-    h, l = gpm_fast_two_sum(1.0, qh)
-    return h, l + ql, k
+    h, lo = gpm_fast_two_sum(1.0, qh)
+    return h, lo + ql, k
 
 
 @helper
@@ -168,8 +168,8 @@ def gpm_exp_f64(x: f64) -> f64:
         return INF
     if x < -746.0:
         return 0.0
-    h, l, k = gpm_exp_kernel(x, 0.0)
-    return gpm_scale2(h + l, k)
+    h, lo, k = gpm_exp_kernel(x, 0.0)
+    return gpm_scale2(h + lo, k)
 
 
 @helper
@@ -223,11 +223,11 @@ def gpm_expm1_f64(x: f64) -> f64:
         return qh + ql
     if k <= i64(52):
         p = gpm_pow2i(k)
-        h, l = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
-        return h + l
+        h, lo = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
+        return h + lo
     # 2^k (1 + q) - 1 = 2^k (1 + q - 2^-k), the last term below 2^-53
-    h, l = gpm_dd_add(1.0, -gpm_pow2i(-select(k > i64(1000), i64(1000), k)), qh, ql)
-    return gpm_scale2(h + l, k)
+    h, lo = gpm_dd_add(1.0, -gpm_pow2i(-select(k > i64(1000), i64(1000), k)), qh, ql)
+    return gpm_scale2(h + lo, k)
 
 
 @helper
@@ -278,8 +278,8 @@ def gpm_exp2_f64(x: f64) -> f64:
     th, tl = gpm_two_prod(r, LN2)
     tl = fma(r, LN2_R, tl)
     qh, ql = gpm_expm1_r(th, tl)
-    h, l = gpm_fast_two_sum(1.0, qh)
-    return gpm_scale2(h + (l + ql), i64(kf))
+    h, lo = gpm_fast_two_sum(1.0, qh)
+    return gpm_scale2(h + (lo + ql), i64(kf))
 
 
 @public
@@ -362,8 +362,8 @@ def gpm_log_f64(x: f64) -> f64:
         return NINF
     if x == INF:
         return x
-    h, l = gpm_log_dd(x)
-    return h + l
+    h, lo = gpm_log_dd(x)
+    return h + lo
 
 
 @helper
@@ -407,9 +407,9 @@ def gpm_log_f32(x: f32) -> f32:
 @helper
 def gpm_log_dd2(xh: f64, xl: f64) -> tuple[f64, f64]:
     """log(xh + xl) as a double-double, xh positive normal, |xl| <= 2^-52 xh."""
-    h, l = gpm_log_dd(xh)
+    h, lo = gpm_log_dd(xh)
     c = xl / xh
-    return gpm_fast_two_sum(h, l + (c - 0.5 * c * c))
+    return gpm_fast_two_sum(h, lo + (c - 0.5 * c * c))
 
 
 @public
@@ -425,8 +425,8 @@ def gpm_log1p_f64(x: f64) -> f64:
     if fabs(x) < 5.551115123125783e-17:     # 2^-54: x - x^2/2 rounds to x
         return x
     uh, ul = gpm_two_sum(1.0, x)
-    h, l = gpm_log_dd2(uh, ul)
-    return h + l
+    h, lo = gpm_log_dd2(uh, ul)
+    return h + lo
 
 
 @helper
@@ -543,7 +543,7 @@ def gpm_exp_acc(xh: f64, xl: f64) -> tuple[f64, f64, i64]:
     ch = EXP2_J_HI[j]
     cl = EXP2_J_LO[j]
     ph, pl = gpm_two_prod(ch, qh)
-    h, l = gpm_fast_two_sum(ch, ph)
-    l = l + (pl + ch * ql + cl * (1.0 + qh))
-    h, l = gpm_fast_two_sum(h, l)
-    return h, l, k
+    h, lo = gpm_fast_two_sum(ch, ph)
+    lo = lo + (pl + ch * ql + cl * (1.0 + qh))
+    h, lo = gpm_fast_two_sum(h, lo)
+    return h, lo, k

@@ -7,9 +7,10 @@ float32: the same formulas in plain double, branch-free.
 """
 from __future__ import annotations
 
-from ._core import gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_fast_two_sum, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_scale2, gpm_to_f32, gpm_two_prod,
+                    gpm_two_sum)
 from ._dsl import INF, NAN, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt
-from .exp_log import (LN2, LN2_HI, LN2_LO, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd, gpm_expm1_wide_core,
+from .exp_log import (LN2, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd, gpm_expm1_wide_core,
                       gpm_log_dd, gpm_log_dd2, gpm_log_wide_core)
 
 
@@ -23,13 +24,13 @@ def gpm_sinh_f64(x: f64) -> f64:
     if a > 711.0:
         return copysign(INF, x)
     if a > 22.0:                           # e^-a below 2^-63 of e^a: sinh = e^a / 2
-        h, l, k = gpm_exp_kernel(a, 0.0)
-        return copysign(gpm_scale2(h + l, k - i64(1)), x)
+        h, lo, k = gpm_exp_kernel(a, 0.0)
+        return copysign(gpm_scale2(h + lo, k - i64(1)), x)
     th, tl = gpm_expm1_dd(a)
     dh, dl = gpm_dd_add_d(th, tl, 1.0)
     uh, ul = gpm_dd_div(th, tl, dh, dl)    # t / (1 + t) = 1 - e^-a
-    h, l = gpm_dd_add(th, tl, uh, ul)
-    return copysign(0.5 * (h + l), x)
+    h, lo = gpm_dd_add(th, tl, uh, ul)
+    return copysign(0.5 * (h + lo), x)
 
 
 @public
@@ -41,12 +42,12 @@ def gpm_cosh_f64(x: f64) -> f64:
         return 1.0
     if a > 711.0:
         return INF
-    h, l, k = gpm_exp_kernel(a, 0.0)
+    h, lo, k = gpm_exp_kernel(a, 0.0)
     if a > 22.0:
-        return gpm_scale2(h + l, k - i64(1))
+        return gpm_scale2(h + lo, k - i64(1))
     p = gpm_scale2(1.0, k)
     eh = h * p                             # exact scalings, |k| <= 32
-    el = l * p
+    el = lo * p
     ih, il = gpm_dd_div(1.0, 0.0, eh, el)
     sh, sl = gpm_dd_add(eh, el, ih, il)
     return 0.5 * (sh + sl)
@@ -63,8 +64,8 @@ def gpm_tanh_f64(x: f64) -> f64:
         return copysign(1.0, x)
     th, tl = gpm_expm1_dd(2.0 * a)
     dh, dl = gpm_dd_add_d(th, tl, 2.0)
-    h, l = gpm_dd_div(th, tl, dh, dl)
-    return copysign(h + l, x)
+    h, lo = gpm_dd_div(th, tl, dh, dl)
+    return copysign(h + lo, x)
 
 
 @public
@@ -117,15 +118,15 @@ def gpm_arcsinh_f64(x: f64) -> f64:
     if a < 3.725290298461914e-09:          # 2^-28: x - x^3/6 rounds to x
         return x
     if a > 268435456.0:                    # 2^28: log(2a) to double precision
-        h, l = gpm_log_dd(a)
-        h, l = gpm_dd_add(h, l, LN2, LN2_R)
-        return copysign(h + l, x)
+        h, lo = gpm_log_dd(a)
+        h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
+        return copysign(h + lo, x)
     ph, pl = gpm_two_prod(a, a)
     ph, pl = gpm_dd_add_d(ph, pl, 1.0)
     sh, sl = gpm_dd_sqrt(ph, pl)
     wh, wl = gpm_dd_add_d(sh, sl, a)
-    h, l = gpm_log_dd2(wh, wl)
-    return copysign(h + l, x)
+    h, lo = gpm_log_dd2(wh, wl)
+    return copysign(h + lo, x)
 
 
 @public
@@ -139,15 +140,15 @@ def gpm_arccosh_f64(x: f64) -> f64:
     if x == 1.0:
         return 0.0
     if x > 268435456.0:
-        h, l = gpm_log_dd(x)
-        h, l = gpm_dd_add(h, l, LN2, LN2_R)
-        return h + l
+        h, lo = gpm_log_dd(x)
+        h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
+        return h + lo
     ph, pl = gpm_two_prod(x, x)
     ph, pl = gpm_dd_add_d(ph, pl, -1.0)
     sh, sl = gpm_dd_sqrt(ph, pl)
     wh, wl = gpm_dd_add_d(sh, sl, x)
-    h, l = gpm_log_dd2(wh, wl)
-    return h + l
+    h, lo = gpm_log_dd2(wh, wl)
+    return h + lo
 
 
 @public
@@ -164,8 +165,8 @@ def gpm_arctanh_f64(x: f64) -> f64:
     dh, dl = gpm_two_sum(1.0, -a)
     th, tl = gpm_dd_div(2.0 * a, 0.0, dh, dl)
     uh, ul = gpm_dd_add_d(th, tl, 1.0)
-    h, l = gpm_log_dd2(uh, ul)
-    return copysign(0.5 * (h + l), x)
+    h, lo = gpm_log_dd2(uh, ul)
+    return copysign(0.5 * (h + lo), x)
 
 
 @helper
@@ -220,6 +221,3 @@ def gpm_arccosh_f32(x: f32) -> f32:
 @public
 def gpm_arctanh_f32(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_arctanh_wide(f64(x))))
-
-
-_ = (LN2_HI, LN2_LO, gpm_fast_two_sum)

@@ -84,8 +84,8 @@ def gpm_arctan_f64(x: f64) -> f64:
         return x
     if a > 1.152921504606847e+18:          # 2^60: pi/2 - 1/x rounds to pi/2
         return copysign(PIO2, x)
-    h, l = gpm_atan_pos_dd(a, 0.0)
-    return copysign(h + l, x)
+    h, lo = gpm_atan_pos_dd(a, 0.0)
+    return copysign(h + lo, x)
 
 
 @helper
@@ -159,11 +159,11 @@ def gpm_arcsin_f64(x: f64) -> f64:
         return x
     if a <= 0.5:
         z = x * x
-        h, l = gpm_fast_two_sum(x, x * z * gpm_asin_poly(z))
-        return h + l
+        h, lo = gpm_fast_two_sum(x, x * z * gpm_asin_poly(z))
+        return h + lo
     bh, bl = gpm_asin_half_dd(a)
-    h, l = gpm_dd_add(PIO2, PIO2_LO, -2.0 * bh, -2.0 * bl)
-    return copysign(h + l, x)
+    h, lo = gpm_dd_add(PIO2, PIO2_LO, -2.0 * bh, -2.0 * bl)
+    return copysign(h + lo, x)
 
 
 @public
@@ -176,13 +176,13 @@ def gpm_arccos_f64(x: f64) -> f64:
     if a <= 0.5:
         z = x * x
         sh, sl = gpm_fast_two_sum(x, x * z * gpm_asin_poly(z))
-        h, l = gpm_dd_add(PIO2, PIO2_LO, -sh, -sl)
-        return h + l
+        h, lo = gpm_dd_add(PIO2, PIO2_LO, -sh, -sl)
+        return h + lo
     bh, bl = gpm_asin_half_dd(a)
     if x > 0.0:
         return 2.0 * bh + 2.0 * bl
-    h, l = gpm_dd_add(PI, PI_LO, -2.0 * bh, -2.0 * bl)
-    return h + l
+    h, lo = gpm_dd_add(PI, PI_LO, -2.0 * bh, -2.0 * bl)
+    return h + lo
 
 
 @helper
@@ -308,6 +308,3 @@ def gpm_arctan2_wide(y: f64, x: f64) -> f64:
 def gpm_arctan2_f32(y: f32, x: f32) -> f32:
     r = gpm_to_f32(gpm_arctan2_wide(f64(y), f64(x)))
     return select(y != y, y, select(x != x, x, r))
-
-
-_ = (gpm_dd_add_d,)

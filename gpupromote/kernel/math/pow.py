@@ -195,8 +195,8 @@ def gpm_power_f64(x: f64, y: f64) -> f64:
         return select((x < 0.0) & odd, -r, r)
     if (x < 0.0) & (not gpm_is_int(y)):
         return NAN
-    h, l, k = gpm_pow_core(ax, y)
-    r = gpm_scale2(h + l, k)
+    h, lo, k = gpm_pow_core(ax, y)
+    r = gpm_scale2(h + lo, k)
     return select((x < 0.0) & odd, -r, r)
 
 
@@ -227,17 +227,14 @@ def gpm_pow_dd_any(x: f64, y: f64) -> tuple[f64, f64, i64]:
 
 @public
 def gpm_power_wide(x: f64, y: f64) -> f64:
-    h, l, k = gpm_pow_dd_any(x, y)
-    return gpm_pow_special(x, y, gpm_scale2(h + l, k))
+    h, lo, k = gpm_pow_dd_any(x, y)
+    return gpm_pow_special(x, y, gpm_scale2(h + lo, k))
 
 
 @public
 def gpm_power_f32(x: f32, y: f32) -> f32:
     dx = f64(x)
     dy = f64(y)
-    h, l, k = gpm_pow_dd_any(dx, dy)
-    r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_scale2(gpm_round_odd(h, l), k)))
+    h, lo, k = gpm_pow_dd_any(dx, dy)
+    r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_scale2(gpm_round_odd(h, lo), k)))
     return select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, select(y != y, y, r)))
-
-
-_ = (Table, gpm_dd_add, fma)

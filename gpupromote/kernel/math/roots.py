@@ -36,9 +36,11 @@ def gpm_rsqrt_f64(x: f64) -> f64:
         return 0.0
     small = x < 9.332636185032189e-302        # 2^-1000
     big = x > 1.0715086071862673e+301         # 2^1000
-    xs = select(small, x * gpm_pow2i(i64(1000)) * gpm_pow2i(i64(200)), select(big, x * gpm_pow2i(i64(-1000)) * gpm_pow2i(i64(-200)), x))
-    h, l = gpm_rsqrt_dd(xs)
-    return (h + l) * select(small, gpm_pow2i(i64(600)), select(big, gpm_pow2i(i64(-600)), 1.0))
+    up = (x * gpm_pow2i(i64(1000))) * gpm_pow2i(i64(200))         # x 2^1200, exact
+    down = (x * gpm_pow2i(i64(-1000))) * gpm_pow2i(i64(-200))     # x 2^-1200, exact
+    xs = select(small, up, select(big, down, x))
+    h, lo = gpm_rsqrt_dd(xs)
+    return (h + lo) * select(small, gpm_pow2i(i64(600)), select(big, gpm_pow2i(i64(-600)), 1.0))
 
 
 @helper
@@ -49,7 +51,7 @@ def gpm_rsqrt_special(x: f64, y: f64) -> f64:
 @public
 def gpm_rsqrt_wide(x: f64) -> f64:
     xs = select((x > 0.0) & (x < INF), x, 1.0)
-    h, l = gpm_rsqrt_dd(xs)
+    h, lo = gpm_rsqrt_dd(xs)
     return gpm_rsqrt_special(x, h)
 
 
@@ -57,8 +59,8 @@ def gpm_rsqrt_wide(x: f64) -> f64:
 def gpm_rsqrt_f32(x: f32) -> f32:
     d = f64(x)
     xs = select((d > 0.0) & (d < INF), d, 1.0)
-    h, l = gpm_rsqrt_dd(xs)
-    return select(x != x, x, gpm_to_f32(gpm_rsqrt_special(d, gpm_round_odd(h, l))))
+    h, lo = gpm_rsqrt_dd(xs)
+    return select(x != x, x, gpm_to_f32(gpm_rsqrt_special(d, gpm_round_odd(h, lo))))
 
 
 @helper
@@ -78,8 +80,8 @@ def gpm_cbrt_core(a: f64) -> tuple[f64, f64, i64]:
     y3, y3l = gpm_two_prod(y2, y)
     y3l = fma(y2l, y, y3l)
     r = (v - y3) - y3l
-    h, l = gpm_fast_two_sum(y, r / (3.0 * y2))
-    return h, l, e3
+    h, lo = gpm_fast_two_sum(y, r / (3.0 * y2))
+    return h, lo, e3
 
 
 @public
@@ -88,24 +90,24 @@ def gpm_cbrt_f64(x: f64) -> f64:
         return x
     a = fabs(x)
     sub = a < 2.2250738585072014e-308
-    h, l, e3 = gpm_cbrt_core(select(sub, a * 18014398509481984.0, a))     # 2^54
+    h, lo, e3 = gpm_cbrt_core(select(sub, a * 18014398509481984.0, a))     # 2^54
     e3 = e3 - select(sub, i64(18), i64(0))
-    return copysign((h + l) * gpm_pow2i(e3), x)
+    return copysign((h + lo) * gpm_pow2i(e3), x)
 
 
 @public
 def gpm_cbrt_wide(x: f64) -> f64:
     special = (x != x) | (x == 0.0) | (fabs(x) == INF)
-    h, l, e3 = gpm_cbrt_core(select(special, 1.0, fabs(x)))
-    return select(special, x, copysign((h + l) * gpm_pow2i(e3), x))
+    h, lo, e3 = gpm_cbrt_core(select(special, 1.0, fabs(x)))
+    return select(special, x, copysign((h + lo) * gpm_pow2i(e3), x))
 
 
 @public
 def gpm_cbrt_f32(x: f32) -> f32:
     d = f64(x)
     special = (d != d) | (d == 0.0) | (fabs(d) == INF)
-    h, l, e3 = gpm_cbrt_core(select(special, 1.0, fabs(d)))
-    y = copysign(gpm_round_odd(h, l) * gpm_pow2i(e3), d)
+    h, lo, e3 = gpm_cbrt_core(select(special, 1.0, fabs(d)))
+    y = copysign(gpm_round_odd(h, lo) * gpm_pow2i(e3), d)
     return select(special, x, f32(y))
 
 

@@ -83,10 +83,10 @@ def gpm_sigmoid_f64(x: f64) -> f64:
         return gpm_exp_f64(x)
     if x > 40.0:                           # 1 - e^-x rounds to 1
         return 1.0
-    h, l, k = gpm_exp_kernel(-fabs(x), 0.0)
+    h, lo, k = gpm_exp_kernel(-fabs(x), 0.0)
     p = gpm_pow2i(k)                       # k >= -58: exact scalings
     th = h * p
-    tl = l * p
+    tl = lo * p
     dh, dl = gpm_dd_add_d(th, tl, 1.0)
     if x >= 0.0:
         sh, sl = gpm_dd_div(1.0, 0.0, dh, dl)
@@ -232,8 +232,8 @@ def gpm_erf_f64(x: f64) -> f64:
     if a < 0.84375:
         z = x * x
         ph, pl = gpm_two_prod(x, gpm_erf_q(z))
-        h, l = gpm_two_sum(x, ph)
-        return h + (l + pl)
+        h, lo = gpm_two_sum(x, ph)
+        return h + (lo + pl)
     if a >= 6.0:
         return copysign(1.0, x)
     if a < 1.5:
@@ -250,8 +250,8 @@ def gpm_erf_f64(x: f64) -> f64:
     eh, el, k = gpm_exp_kernel(-sh, -sl)
     p = gpm_pow2i(k)                       # k >= -52
     ch, cl = gpm_dd_mul(eh * p, el * p, gh, gl)
-    h, l = gpm_dd_add_d(-ch, -cl, 1.0)
-    return copysign(h + l, x)
+    h, lo = gpm_dd_add_d(-ch, -cl, 1.0)
+    return copysign(h + lo, x)
 
 
 @public
@@ -314,8 +314,8 @@ def gpm_hypot_f64(x: f64, y: f64) -> f64:
     ph, pl = gpm_two_prod(sa, sa)
     qh, ql = gpm_two_prod(sb, sb)
     sh, sl = gpm_dd_add(ph, pl, qh, ql)
-    h, l = gpm_dd_sqrt(sh, sl)
-    return gpm_scale2(select(e < i64(-1000), gpm_round_odd(h, l), h + l), e)
+    h, lo = gpm_dd_sqrt(sh, sl)
+    return gpm_scale2(select(e < i64(-1000), gpm_round_odd(h, lo), h + lo), e)
 
 
 @helper
@@ -337,7 +337,7 @@ def gpm_hypot_special(x: f64, y: f64, r: f64) -> f64:
 @public
 def gpm_hypot_wide(x: f64, y: f64) -> f64:
     ok = (fabs(x) < INF) & (fabs(y) < INF)
-    h, l = gpm_hypot_dd_f32(select(ok, x, 0.0), select(ok, y, 0.0))
+    h, lo = gpm_hypot_dd_f32(select(ok, x, 0.0), select(ok, y, 0.0))
     return gpm_hypot_special(x, y, h)
 
 
@@ -346,8 +346,8 @@ def gpm_hypot_f32(x: f32, y: f32) -> f32:
     dx = f64(x)
     dy = f64(y)
     ok = (fabs(dx) < INF) & (fabs(dy) < INF)
-    h, l = gpm_hypot_dd_f32(select(ok, dx, 0.0), select(ok, dy, 0.0))
-    r = gpm_to_f32(gpm_round_odd(h, l))
+    h, lo = gpm_hypot_dd_f32(select(ok, dx, 0.0), select(ok, dy, 0.0))
+    r = gpm_to_f32(gpm_round_odd(h, lo))
     inf = (fabs(x) == f32(INF)) | (fabs(y) == f32(INF))
     return select(inf, f32(INF), select(x != x, x, select(y != y, y, r)))
 
@@ -385,45 +385,42 @@ def gpm_logaddexp_f64(x: f64, y: f64) -> f64:
     if x == y:
         if fabs(x) == INF:
             return x
-        h, l = gpm_two_sum(x, LN2)
-        return h + (l + LN2_R)
+        h, lo = gpm_two_sum(x, LN2)
+        return h + (lo + LN2_R)
     if (x == INF) | (y == INF):
         return INF
     if x == NINF:
         return y
     if y == NINF:
         return x
-    h, l = gpm_logaddexp_dd(x, y)
-    return h + l
+    h, lo = gpm_logaddexp_dd(x, y)
+    return h + lo
 
 
 @helper
 def gpm_logaddexp_any(x: f64, y: f64) -> tuple[f64, f64]:
     """The double-double result with every special case, branch-free (float32 and narrow paths)."""
     fin = (fabs(x) < INF) & (fabs(y) < INF)
-    h, l = gpm_logaddexp_dd(select(fin, x, 0.0), select(fin, y, 1.0))
+    h, lo = gpm_logaddexp_dd(select(fin, x, 0.0), select(fin, y, 1.0))
     eh, el = gpm_two_sum(select(fin, x, 0.0), LN2)
     eq = x == y
     h = select(eq, eh, h)
-    l = select(eq, el + LN2_R, l)
+    lo = select(eq, el + LN2_R, lo)
     sp = select((x == INF) | (y == INF), INF, select(x == NINF, y, x))
     h = select(fin, h, sp)
-    l = select(fin, l, 0.0)
+    lo = select(fin, lo, 0.0)
     h = select(y != y, y, select(x != x, x, h))
-    return h, select((x != x) | (y != y), 0.0, l)
+    return h, select((x != x) | (y != y), 0.0, lo)
 
 
 @public
 def gpm_logaddexp_wide(x: f64, y: f64) -> f64:
-    h, l = gpm_logaddexp_any(x, y)
+    h, lo = gpm_logaddexp_any(x, y)
     return h
 
 
 @public
 def gpm_logaddexp_f32(x: f32, y: f32) -> f32:
-    h, l = gpm_logaddexp_any(f64(x), f64(y))
-    r = gpm_to_f32(gpm_round_odd(h, l))
+    h, lo = gpm_logaddexp_any(f64(x), f64(y))
+    r = gpm_to_f32(gpm_round_odd(h, lo))
     return select(x != x, x, select(y != y, y, r))
-
-
-_ = (gpm_dd_add, gpm_dd_sqrt, NINF, Table)

@@ -13,9 +13,10 @@ one is selected (no branch).
 """
 from __future__ import annotations
 
-from ._core import gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_two_prod, gpm_two_sum
-from ._dsl import (INF, NAN, Table, as_u32, as_u64, copysign, f32, f64, fabs, floor, fma, helper, i64, public, rint,
-                   select, u32, u64)
+from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_to_f32, gpm_two_prod,
+                    gpm_two_sum)
+from ._dsl import (INF, NAN, Table, as_u32, as_u64, f32, f64, fabs, floor, fma, helper, i64, public, rint,
+                   select, u64)
 
 PIO2 = 1.5707963267948966
 PIO2_LO = 6.123233995736766e-17
@@ -279,10 +280,10 @@ def gpm_sin_f64(x: f64) -> f64:
         return x
     rh, rl, q = gpm_reduce_pio2(x)
     if (q & i64(1)) == i64(0):
-        h, l = gpm_sin_dd(rh, rl)
+        h, lo = gpm_sin_dd(rh, rl)
     else:
-        h, l = gpm_cos_dd(rh, rl)
-    v = h + l
+        h, lo = gpm_cos_dd(rh, rl)
+    v = h + lo
     return select(q >= i64(2), -v, v)
 
 
@@ -296,10 +297,10 @@ def gpm_cos_f64(x: f64) -> f64:
         return 1.0
     rh, rl, q = gpm_reduce_pio2(x)
     if (q & i64(1)) == i64(0):
-        h, l = gpm_cos_dd(rh, rl)
+        h, lo = gpm_cos_dd(rh, rl)
     else:
-        h, l = gpm_sin_dd(rh, rl)
-    v = h + l
+        h, lo = gpm_sin_dd(rh, rl)
+    v = h + lo
     return select((q == i64(1)) | (q == i64(2)), -v, v)
 
 
@@ -315,10 +316,10 @@ def gpm_tan_f64(x: f64) -> f64:
     sh, sl = gpm_sin_dd(rh, rl)
     ch, cl = gpm_cos_dd(rh, rl)
     if (q & i64(1)) == i64(0):
-        h, l = gpm_dd_div(sh, sl, ch, cl)
-        return h + l
-    h, l = gpm_dd_div(ch, cl, sh, sl)
-    return -(h + l)
+        h, lo = gpm_dd_div(sh, sl, ch, cl)
+        return h + lo
+    h, lo = gpm_dd_div(ch, cl, sh, sl)
+    return -(h + lo)
 
 
 # --------------------------------------------------------------------------------------------
@@ -426,8 +427,6 @@ def gpm_cos_f32(x: f32) -> f32:
 def gpm_tan_f32(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_tan_wide(f64(x))))
 
-
-_ = (copysign, u64, gpm_dd_add)
 
 
 # --------------------------------------------------------------------------------------------
