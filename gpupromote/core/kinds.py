@@ -25,6 +25,9 @@ class PromotionKind(StrEnum):
     COMPLEX_TO_FLOAT = "COMPLEX_TO_FLOAT"  # computed in the promoted dtype; a complex one gives its real dtype
     EXPONENT_KEEPS_BASE = "EXPONENT_KEEPS_BASE"  # power with an integer exponent keeps the base's dtype (JAX)
     INT_TO_FLOAT_REAL = "INT_TO_FLOAT_REAL"  # INT_TO_FLOAT, and a complex one gives its real dtype (angle)
+    INT_TO_DEFAULT_FLOAT_REAL = "INT_TO_DEFAULT_FLOAT_REAL"  # INT_TO_DEFAULT_FLOAT, complex to real (np.var)
+    ACCUMULATE = "ACCUMULATE"              # a sum or product: bool/int accumulate in a wider integer (the rules say which)
+    INDEX = "INDEX"                        # an index into the operand (argmax): the policy's index dtype
 
 
 class IntDivision(StrEnum):

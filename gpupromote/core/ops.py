@@ -33,11 +33,13 @@ from dataclasses import dataclass
 from .kinds import (ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
                     REAL_NUMERIC_OR_BOOLEAN, PromotionKind, categories)
 
-__all__ = ["Op", "OPS", "UNARY_OPS", "CLIP_OPS", "ALIASES", "op_named"]
+__all__ = ["Op", "OPS", "UNARY_OPS", "CLIP_OPS", "REDUCTION_OPS", "ALIASES", "op_named"]
 
 _DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL, _ANGLE = (
     PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT, PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
     PromotionKind.COMPLEX_TO_FLOAT, PromotionKind.INT_TO_FLOAT_REAL)
+_ACC, _TO_DFLOAT, _TO_DFLOAT_REAL, _INDEX = (PromotionKind.ACCUMULATE, PromotionKind.INT_TO_DEFAULT_FLOAT,
+                                             PromotionKind.INT_TO_DEFAULT_FLOAT_REAL, PromotionKind.INDEX)
 
 _NARROW_CODES = ("f2", "bf", "e4", "e5")
 
@@ -50,6 +52,7 @@ class Op:
     accepts: str
     expr: str
     overrides: tuple = ()
+    combine: str = ""   # a reduction: the binary op it folds elements with
 
     def __post_init__(self):
         # why: a misspelt kind or category raises here, at import, instead of acting as DEFAULT
@@ -186,6 +189,25 @@ _CLIP_TABLE = [
     ("_clip_max",      2, _DEFAULT,  ALL_KINDS,          "gp_clip_max(in0, in1)"),
 ]
 
+# Reductions over the whole operand or some axes (issue 24 gives them kernels; the resolver knows
+# their dtypes now). ``combine`` is the binary op a reduction folds its elements with.
+#     name             kind       accepts             combine
+_REDUCTION_TABLE = [
+    ("sum",            _ACC,      ALL_KINDS,          "add"),
+    ("prod",           _ACC,      ALL_KINDS,          "multiply"),
+    ("cumsum",         _ACC,      ALL_KINDS,          "add"),
+    ("cumprod",        _ACC,      ALL_KINDS,          "multiply"),
+    ("mean",           _TO_DFLOAT, ALL_KINDS,         "add"),                            # np.mean: float64 for integers
+    ("var",            _TO_DFLOAT_REAL, ALL_KINDS,    "add"),
+    ("std",            _TO_DFLOAT_REAL, ALL_KINDS,    "add"),
+    ("max",            _DEFAULT,  ALL_KINDS,          "maximum"),                        # np.max (amax): the reduction
+    ("min",            _DEFAULT,  ALL_KINDS,          "minimum"),
+    ("any",            _BOOL,     ALL_KINDS,          "logical_or"),
+    ("all",            _BOOL,     ALL_KINDS,          "logical_and"),
+    ("argmax",         _INDEX,    ALL_KINDS,          "maximum"),
+    ("argmin",         _INDEX,    ALL_KINDS,          "minimum"),
+]
+
 # Ops the engines use that no user calls by name.
 _INTERNAL_TABLE = [
     ("_flush",         1, _DEFAULT,  FLOATING,           "gp_ftz(in0)"),                    # why: XLA's FTZ / DAZ, a plan flag
@@ -229,25 +251,30 @@ def _op(row) -> Op:
 OPS = {row[0]: _op(row) for row in _TABLE}
 UNARY_OPS = {row[0]: _op(row) for row in _UNARY_TABLE}
 CLIP_OPS = {row[0]: _op(row) for row in _CLIP_TABLE}
+REDUCTION_OPS = {name: Op(name, 1, kind, accepts, "", combine=combine) for name, kind, accepts, combine in _REDUCTION_TABLE}
 _INTERNAL = {row[0]: _op(row) for row in _INTERNAL_TABLE}
 
 # The frameworks' names for the same ops.
 ALIASES = {"sub": "subtract", "mul": "multiply", "div": "true_divide", "divide": "true_divide",
            "pow": "power", "atan2": "arctan2", "eq": "equal", "ne": "not_equal", "lt": "less",
            "le": "less_equal", "gt": "greater", "ge": "greater_equal", "mod": "remainder",
-           "floordiv": "floor_divide", "truediv": "true_divide", "max": "maximum", "min": "minimum",
+           "floordiv": "floor_divide", "truediv": "true_divide",
            "neg": "negative", "abs": "absolute", "bitwise_not": "invert", "bitwise_invert": "invert",
            "pos": "positive", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
            "acosh": "arccosh", "atanh": "arctanh", "expit": "sigmoid", "conjugate": "conj", "fix": "trunc",
            "is_nan": "isnan", "is_inf": "isinf", "is_finite": "isfinite",
-           "around": "round", "clamp": "clip", "clip_by_value": "clip"}
+           "around": "round", "clamp": "clip", "clip_by_value": "clip",
+           "amax": "max", "amin": "min", "reduce_sum": "sum", "reduce_prod": "prod", "reduce_mean": "mean",
+           "reduce_max": "max", "reduce_min": "min", "reduce_any": "any", "reduce_all": "all",
+           "reduce_variance": "var", "reduce_std": "std", "cumulative_sum": "cumsum", "cumulative_prod": "cumprod",
+           "product": "prod"}
 
 
 def op_named(name: str) -> Op:
-    op = OPS.get(name) or UNARY_OPS.get(name) or CLIP_OPS.get(name) or _INTERNAL.get(name)
+    op = OPS.get(name) or UNARY_OPS.get(name) or CLIP_OPS.get(name) or REDUCTION_OPS.get(name) or _INTERNAL.get(name)
     if op is None:
         target = ALIASES.get(name, "")
-        op = OPS.get(target) or UNARY_OPS.get(target) or CLIP_OPS.get(target)
+        op = OPS.get(target) or UNARY_OPS.get(target) or CLIP_OPS.get(target) or REDUCTION_OPS.get(target)
     if op is None:
         raise ValueError(f"unknown op {name!r}: use one of {', '.join([*OPS, *UNARY_OPS])} "
                          f"(or an alias: {', '.join(ALIASES)})")

@@ -140,7 +140,8 @@ __all__ = [
 
 # why: an op added to core/ops.py without its line here would be missing from gp; fail at import instead
 _declared = set(__all__)
-_expected = {n for n in (*OPS, *UNARY_OPS, "clip", *ALIASES) if not hasattr(builtins, n)}
+_expected = {n for n in (*OPS, *UNARY_OPS, "clip", *(a for a, t in ALIASES.items() if t in _OP_FUNCTIONS))
+             if not hasattr(builtins, n)}
 if _declared != _expected or any(globals().get(name) is not _OP_FUNCTIONS[name] for name in __all__):
     raise ImportError(f"gpupromote/dispatch/functions.py declares {sorted(_declared ^ _expected)} wrongly: one line per op "
                       f"and per alias that shadows no builtin")

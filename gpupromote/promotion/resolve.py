@@ -156,8 +156,12 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     promoted, weak = _apply_kind(pol, op, kind, promoted, weak, trace)
     rules.check_kernel(pol, op, promoted, values, operands)
 
-    result = D.bool_ if op.kind in (K.ALWAYS_BOOL, K.LOGICAL) else promoted
-    if kind in (K.COMPLEX_TO_FLOAT, K.INT_TO_FLOAT_REAL) and promoted.kind == "c":
+    result = D.bool_ if kind in (K.ALWAYS_BOOL, K.LOGICAL) else promoted
+    if kind == K.INDEX:
+        result = D.dtype(rules.index_dtype(pol))
+        trace(f"{op.name} gives an index: {result.name}")
+    result = D.dtype(rules.result_dtype(pol, op.name, promoted) or result.name)
+    if kind in (K.COMPLEX_TO_FLOAT, K.INT_TO_FLOAT_REAL, K.INT_TO_DEFAULT_FLOAT_REAL) and promoted.kind == "c":
         result = D.dtype(_REAL_PART[promoted.name])
         trace(f"{op.name} of {promoted.name} is real: {result.name}")
     canonical = rules.canonical_for(op.name)
@@ -178,11 +182,16 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
 
 def _apply_kind(pol, op, kind, promoted, weak, trace):
     """The promoted dtype as the op's promotion kind turns it (bool/int to float, ...)."""
-    if kind in (K.DEFAULT, K.ALWAYS_BOOL, K.LOGICAL, K.COMPLEX_TO_FLOAT):
+    if kind in (K.DEFAULT, K.ALWAYS_BOOL, K.LOGICAL, K.COMPLEX_TO_FLOAT, K.INDEX):
         return promoted, weak
+    if kind == K.ACCUMULATE:
+        to = pol.rules.accumulator(pol, op.name, promoted)
+        if to != promoted.name:
+            trace(f"{op.name} accumulates {promoted.name} in {to}")
+        return D.dtype(to), weak
     if promoted.kind not in ("ui" if kind == K.INT_TO_FLOAT_UNLESS_BOOL else "bui"):
         return promoted, weak
-    if kind == K.INT_TO_DEFAULT_FLOAT:
+    if kind in (K.INT_TO_DEFAULT_FLOAT, K.INT_TO_DEFAULT_FLOAT_REAL):
         to = pol.default_float
     elif kind in (K.INT_TO_FLOAT, K.INT_TO_FLOAT_REAL):
         to = pol.rules.to_float(pol, op.name, promoted)

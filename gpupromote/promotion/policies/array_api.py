@@ -47,6 +47,9 @@ _UNARY = {
                               "isnan", "isinf", "isfinite")},
     "imag": COMPLEX_FLOATING, "angle": COMPLEX_FLOATING, "logical_not": BOOLEAN, "invert": INTEGER_OR_BOOLEAN,
     "clip": REAL_NUMERIC, "_clip_min": REAL_NUMERIC, "_clip_max": REAL_NUMERIC,
+    # statistical functions
+    **{op: NUMERIC for op in ("sum", "prod", "cumsum", "cumprod")}, "mean": FLOATING,
+    **{op: REAL_FLOATING for op in ("var", "std")}, **{op: REAL_NUMERIC for op in ("max", "min", "argmax", "argmin")},
 }
 
 ARRAY_API = Policy(

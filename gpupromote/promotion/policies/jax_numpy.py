@@ -44,7 +44,8 @@ STRICT_LATTICE = {
 _REFUSES = {"floor_divide": "c", "remainder": "c", "fmod": "c",
             "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc", "left_shift": "fc", "right_shift": "fc",
             "hypot": "c", "copysign": "c", "nextafter": "c", "erf": "c",
-            "clip": "c", "_clip_min": "c", "_clip_max": "c"}   # jnp.clip refuses complex input
+            "clip": "c", "_clip_min": "c", "_clip_max": "c",   # jnp.clip refuses complex input
+            "argmax": "c", "argmin": "c"}
 # Unary ops whose kernels take more kinds than NumPy's loops: jnp.conj and jnp.positive of a bool
 # array are bool; jax.nn.sigmoid refuses integers and bool (it needs an inexact input).
 _ACCEPTS = {"arctan2": "fc", "logaddexp": "fc", "conj": "buifc", "positive": "buifc", "sigmoid": "fc"}
@@ -61,7 +62,10 @@ JAX_X64 = Policy(
     scalar_dtypes={"b": "bool", "i": "int64", "f": "float64", "c": "complex128"},
     # jnp.power(x, 3) or with a 0-d int exponent is lax.integer_pow: x's dtype
     kinds={"power": PromotionKind.EXPONENT_KEEPS_BASE, "reciprocal": PromotionKind.INT_TO_FLOAT,
-           "sigmoid": PromotionKind.DEFAULT},   # an integer input stays integer, and sigmoid refuses it
+           "sigmoid": PromotionKind.DEFAULT,   # an integer input stays integer, and sigmoid refuses it
+           # jnp.mean / var / std make integers inexact by width (dtypes.to_inexact_dtype)
+           "mean": PromotionKind.INT_TO_FLOAT, "var": PromotionKind.INT_TO_FLOAT_REAL,
+           "std": PromotionKind.INT_TO_FLOAT_REAL},
     accepts=_ACCEPTS,
     refuses=_REFUSES,
     rules=JaxRules(x64=True, strict=False),

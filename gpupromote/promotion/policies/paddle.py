@@ -179,7 +179,10 @@ PADDLE = Policy(
     # Divide rule: an int quotient is float32 (GetPromoteDtype), bool / bool stays bool.
     # copysign keeps int dtypes (Paddle has int kernels); the float-only ops compute ints in float32.
     kinds={"true_divide": PromotionKind.INT_TO_FLOAT_UNLESS_BOOL, "copysign": PromotionKind.DEFAULT,
-           "reciprocal": PromotionKind.INT_TO_FLOAT},
+           "reciprocal": PromotionKind.INT_TO_FLOAT,
+           # paddle.mean and paddle.var keep an integer (and bool) dtype; paddle.std of ints is float32
+           "mean": PromotionKind.DEFAULT, "var": PromotionKind.COMPLEX_TO_FLOAT,
+           "std": PromotionKind.INT_TO_FLOAT_REAL},
     # Paddle's remainder has complex kernels; hypot is sqrt(x**2 + y**2), complex as add makes it.
     # paddle.neg of a bool tensor is bool; its sigmoid takes complex.
     accepts={"true_divide": "bfc", "remainder": "uifc", "hypot": "fc", "copysign": "buif", "negative": "buifc",

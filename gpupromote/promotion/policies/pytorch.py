@@ -52,11 +52,12 @@ _REFUSES = {
     # unary: no bool kernels for abs and rounding; complex refused where torch says "use sgn", ...
     "absolute": "b", "floor": "b", "ceil": "b", "trunc": "b", "round": "c", "erf": "c",
     "clip": "c", "_clip_min": "c", "_clip_max": "c",   # "clamp is not supported for complex types"
+    "max": "c", "min": "c", "argmax": "bc", "argmin": "bc",
 }
 # Unary ops whose kernels take more kinds than NumPy's loops: torch.sign(bool) is bool, conj of any
 # dtype is itself, expit takes complex; imag is only for complex tensors.
 _ACCEPTS = {"logaddexp": "fc", "sign": "buif", "conj": "buifc", "sigmoid": "buifc", "reciprocal": "buifc",
-            "imag": "c"}
+            "imag": "c", "mean": "fc", "var": "fc", "std": "fc"}
 
 TORCH = Policy(
     name="torch",
@@ -70,7 +71,9 @@ TORCH = Policy(
     scalar_dtypes={"b": "bool", "i": "int64", "f": "float32", "c": "complex64"},  # wrapped numbers
     # logaddexp, hypot and nextafter do not promote integer inputs to float (unlike atan2)
     kinds={"logaddexp": PromotionKind.DEFAULT, "hypot": PromotionKind.DEFAULT, "nextafter": PromotionKind.DEFAULT,
-           "reciprocal": PromotionKind.INT_TO_FLOAT},   # torch.reciprocal of an integer tensor is the default float
+           "reciprocal": PromotionKind.INT_TO_FLOAT,   # torch.reciprocal of an integer tensor is the default float
+           # torch.mean / var / std take float and complex tensors only ("use a float dtype")
+           "mean": PromotionKind.DEFAULT, "var": PromotionKind.COMPLEX_TO_FLOAT, "std": PromotionKind.COMPLEX_TO_FLOAT},
     accepts=_ACCEPTS,
     refuses=_REFUSES,
     rules=TorchRules(),

@@ -154,6 +154,10 @@ _KERNELS = {
     "imag": _B + _U + _I + _F + _C, "conj": _U + _I + _F + _C + _F8, "positive": _B + _U + _I + _F + _C + _F8,
     "invert": _U + _I, "logical_not": _B,
     "clip": _U + _I + _F, "_clip_min": _U + _I + _F, "_clip_max": _U + _I + _F,   # ClipByValue
+    # reductions (tf.math.reduce_*, cumsum, cumprod, argmax): the input's dtype, no conversion
+    **{op: _U + _I + _F + _C for op in ("sum", "prod", "mean", "cumsum", "cumprod")},
+    **{op: _U + _I + _F for op in ("max", "min")}, **{op: _B + _U + _I + _F for op in ("argmax", "argmin")},
+    "var": _F + _C, "std": _F + _C, "any": _B, "all": _B,
     # Note: `~x` on a bool tensor is logical_not, while tf.bitwise.invert refuses bool; the
     # policy follows tf.bitwise.invert (as bitwise_and follows tf.bitwise.bitwise_and).
     # Note: tf.math has no exp2, log2, log10, trunc, cbrt, signbit or positive (the operator `+x`
@@ -164,6 +168,7 @@ _KERNELS = {
 _UNARY_KINDS = {op: PromotionKind.DEFAULT for op in _KERNELS if op in UNARY_OPS and UNARY_OPS[op].kind in (
     PromotionKind.INT_TO_FLOAT, PromotionKind.INT_TO_FLOAT_REAL)}
 _UNARY_KINDS["angle"] = PromotionKind.COMPLEX_TO_FLOAT
+_UNARY_KINDS.update(mean=PromotionKind.DEFAULT, var=PromotionKind.COMPLEX_TO_FLOAT, std=PromotionKind.COMPLEX_TO_FLOAT)
 
 # Ops TensorFlow wraps for RFC 431 (weak_tensor_ops.py); every other op keeps the legacy rule.
 _RFC431_OPS = frozenset({"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod",

@@ -79,6 +79,19 @@ class Rules:
         dtype (a bool input of a ufunc with no bool loop), or None: as it is."""
         return self.bool_kernels.get(op_name) if promoted.kind == "b" else None
 
+    def accumulator(self, pol, op_name, dtype) -> str:
+        """The dtype a sum or product (ACCUMULATE) of ``dtype`` accumulates in and returns."""
+        return dtype.name
+
+    def index_dtype(self, pol) -> str:
+        """The dtype of an index (argmax)."""
+        return "int64"
+
+    def result_dtype(self, pol, op_name, promoted):
+        """The result dtype where the framework departs from the op's kind (torch.any of uint8),
+        or None."""
+        return None
+
     def to_float(self, pol, op_name, dtype) -> str:
         """The float dtype an INT_TO_FLOAT op makes of a bool or integer ``dtype``."""
         return pol.default_float

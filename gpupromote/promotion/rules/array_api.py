@@ -66,6 +66,10 @@ class ArrayAPIRules(Rules):
     def check_kernel(self, pol, op, promoted, values, operands):
         """array-api-strict checks each array's dtype against the function's categories before a
         Python scalar joins; then NumPy's kernels decide on the promoted dtype."""
+        if op.name == "cumprod" and values[0].category == "zero-dim":
+            # array-api-strict's cumulative_prod needs an axis, which a 0-d array does not have
+            raise PromotionError(pol.name, op.name, operands, "cumulative_prod of a 0-d array: it has no axis",
+                                 "Reshape x to shape (1,) first")
         refused = pol.refuses.get(op.name, "")
         standard = "".join(k for k in self.categories.get(op.name, op.accepts) if k not in refused)
         for o in values:
@@ -73,6 +77,10 @@ class ArrayAPIRules(Rules):
                 raise PromotionError(pol.name, op.name, operands, f"{op.name} is not defined for {o.dtype.name} in "
                                      f"{pol.framework}", kind_hint(standard))
         super().check_kernel(pol, op, promoted, values, operands)
+
+    def accumulator(self, pol, op_name, dtype):
+        # xp.sum / prod / cumulative_sum: integers accumulate in the default int of their signedness
+        return {"i": "int64", "u": "uint64"}.get(dtype.kind, dtype.name)
 
     def int_range(self, pol, op_name, target, position):
         if op_name in CLIPS:   # array-api-strict's clip takes a bound beyond x's range

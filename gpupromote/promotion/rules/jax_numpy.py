@@ -133,6 +133,21 @@ class JaxRules(Rules):
         trace(f"a weak result of kind {kind}: the default {name}, weakly typed")
         return D.dtype(name), True
 
+    def accumulator(self, pol, op_name, dtype):
+        # jnp.sum / prod: bool and signed ints in the default int, unsigned in the default uint
+        # (dtypes.canonicalize of int64 / uint64); jnp.cumsum / cumprod keep an int's dtype and
+        # take bool as the default int
+        if op_name in ("cumsum", "cumprod"):
+            name = "int64" if dtype.kind == "b" else dtype.name
+        elif dtype.kind in "bi":
+            name = "int64"
+        else:
+            name = "uint64" if dtype.kind == "u" else dtype.name
+        return self.canonical.get(name, name)
+
+    def index_dtype(self, pol):
+        return self.canonical.get("int64", "int64")
+
     def to_float(self, pol, op_name, dtype):
         if op_name in _TO_DEFAULT_FLOAT:
             return pol.default_float

@@ -66,6 +66,13 @@ class NumPyRules(Rules):
         trace(f"{o.dtype.name} operand reads as {to.name} (the first float loop it casts to safely)")
         return replace(o, dtype=to)
 
+    def accumulator(self, pol, op_name, dtype):
+        # np.sum / np.prod / np.cumsum: bool and integers narrower than the platform's long
+        # accumulate in it (int64), unsigned ones in its unsigned twin (uint64)
+        if dtype.kind in "bi":
+            return "int64"
+        return "uint64" if dtype.kind == "u" else dtype.name
+
     def kernel_dtype(self, pol, op_name, promoted):
         if op_name in CLIPS and promoted.name in self.int_via_long:
             # ml_dtypes registers no clip loop: bfloat16 and float8 take the first loop they cast

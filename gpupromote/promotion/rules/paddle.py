@@ -65,6 +65,15 @@ class PaddleRules(Rules):
         if missing:
             raise ValueError(f"PaddleRules: no route for {sorted(missing)}")
 
+    def accumulator(self, pol, op_name, dtype):
+        # paddle.sum: bool and int32 sum in int64, the narrower ints keep theirs (SumKernel's
+        # out dtype); paddle.cumsum: every integer in int64; paddle.prod and cumprod keep the dtype
+        if op_name == "sum" and dtype.name in ("bool", "int32"):
+            return "int64"
+        if op_name == "cumsum" and dtype.kind in "ui":   # cumprod keeps int32
+            return "int64"
+        return dtype.name
+
     def check_kernel(self, pol, op, promoted, values, operands):
         if op.name == "signbit" and promoted.name in ("float8_e4m3fn", "float8_e5m2"):
             # paddle.signbit goes through NumPy, which does not understand Paddle's float8 dtypes

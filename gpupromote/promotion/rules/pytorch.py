@@ -21,6 +21,14 @@ _OPMATH = {"float16": "float32", "bfloat16": "float32", "complex32": "complex64"
 class TorchRules(Rules):
     # torch.square(x) is torch.pow(x, 2): a bool tensor with a Python int is int64
     bool_kernels = {"square": "int64"}
+
+    def accumulator(self, pol, op_name, dtype):
+        # torch.sum / prod / cumsum / cumprod: bool and every integer dtype give int64
+        return "int64" if dtype.kind in "bui" else dtype.name
+
+    def result_dtype(self, pol, op_name, promoted):
+        # torch.any / torch.all keep uint8 (kept for backward compatibility), bool for the rest
+        return "uint8" if op_name in ("any", "all") and promoted.name == "uint8" else None
     # at::native::result_type over a list (torch.cat, TensorIterator's common dtype) folds each
     # category left to right: uint16, int8, float32 raises where uint16, float32, int8 does not
     nary = True
@@ -79,6 +87,9 @@ class TorchRules(Rules):
         return D.dtype(result), False
 
     def check_kernel(self, pol, op, promoted, values, operands):
+        if op.name in ("var", "std") and promoted.name in ("float8_e4m3fn", "float8_e5m2"):
+            raise PromotionError(pol.name, op.name, operands, f"torch.{op.name} takes float and complex tensors, "
+                                 f"not {promoted.name}", "Cast to float32 first, e.g. x.astype('float32')")
         if promoted.kind in self.scalar_only_kernels.get(op.name, "") and values[-1].category != "scalar":
             raise PromotionError(pol.name, op.name, operands, f"{op.name} on {promoted.name} runs only with a Python "
                                  f"scalar second operand in {pol.framework}", kind_hint("ui"))

@@ -23,6 +23,8 @@ _INT32 = IntRange(*INT_RANGES["int32"], "int32")
 # double and complex128 also read it as a uint64 (a TypeError beyond that).
 _LEGACY_INT = IntRange(*INT_RANGES["int64"], "int64")
 _LEGACY_WIDE_INT = IntRange(*C10_SCALAR, "int64 or uint64", TypeError)
+# ops along an axis (axis=0 by default), which a 0-d tensor does not have
+_AXIS_OPS = frozenset({"cumsum", "cumprod", "argmax", "argmin"})
 _WIDE_CONVERTERS = frozenset({"uint64", "float16", "float32", "float64", "complex128"})
 
 
@@ -117,6 +119,9 @@ class TFRules(Rules):
         kernels = self.kernels.get(op.name)
         if op.arity != 1 or kernels is None:
             return super().check_kernel(pol, op, promoted, values, operands)
+        if op.name in _AXIS_OPS and values[0].category == "zero-dim":
+            raise PromotionError(pol.name, op.name, operands, f"TensorFlow's {op.name} needs an axis: a 0-d tensor "
+                                 f"has none (Expected axis in the range [0, 0))", "Reshape x to shape (1,) first")
         if promoted.name not in kernels:
             has = ", ".join(d.name for d in D.ALL if d.name in kernels)
             kinds = "".join(k for k in "buifc" if any(D.dtype(d).kind == k for d in kernels))
