@@ -2,7 +2,7 @@
 and the single rounding of a double-double to float32."""
 from __future__ import annotations
 
-from ._dsl import INF, as_f32, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, select, sqrt, u32, u64
+from ._dsl import INF, as_f32, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, rint, select, sqrt, u32, u64
 
 
 @helper
@@ -95,6 +95,22 @@ def gpm_scale2(v: f64, k: i64) -> f64:
     k1 = k >> 1
     k2 = k - k1
     return (v * gpm_pow2i(k1)) * gpm_pow2i(k2)
+
+
+@helper
+def gpm_scale2_dd(h: f64, lo: f64, k: i64) -> f64:
+    """(h + lo) * 2^k rounded once, for |h + lo| in [1/2, 2] and |k| <= 2044, subnormal results
+    included: those are rounded as an integer count of 2^-1074 from the double-double."""
+    if k >= i64(-1021):
+        return gpm_scale2(h + lo, k)
+    t = select(k < i64(-1200), i64(-100), k + i64(1074))
+    s = gpm_pow2i(t)
+    hs = h * s                             # exact: |hs| < 2^53
+    ls = lo * s
+    n = rint(hs)
+    d = (hs - n) + ls
+    n = n + select(d > 0.5, 1.0, select(d < -0.5, -1.0, 0.0))
+    return n * gpm_pow2i(i64(-1022)) * 2.220446049250313e-16    # n 2^-1074, exact
 
 
 @helper

@@ -6,7 +6,8 @@ in plain double with ~2^-50 relative error, branch-free, then one rounding.
 """
 from __future__ import annotations
 
-from ._core import gpm_to_f32, gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._core import (gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_scale2_dd, gpm_to_f32, gpm_two_prod,
+                    gpm_two_sum)
 from ._dsl import INF, NAN, NINF, Table, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, public, rint, select, u64
 
 # ln 2 = LN2_HI + LN2_LO (+ 2^-102): LN2_HI has 40 bits, so k * LN2_HI is exact for |k| < 2^13
@@ -169,7 +170,7 @@ def gpm_exp_f64(x: f64) -> f64:
     if x < -746.0:
         return 0.0
     h, lo, k = gpm_exp_kernel(x, 0.0)
-    return gpm_scale2(h + lo, k)
+    return gpm_scale2_dd(h, lo, k)
 
 
 @helper
@@ -279,7 +280,7 @@ def gpm_exp2_f64(x: f64) -> f64:
     tl = fma(r, LN2_R, tl)
     qh, ql = gpm_expm1_r(th, tl)
     h, lo = gpm_fast_two_sum(1.0, qh)
-    return gpm_scale2(h + (lo + ql), i64(kf))
+    return gpm_scale2_dd(h, lo + ql, i64(kf))
 
 
 @public

@@ -7,7 +7,8 @@ negative base and a non-integer exponent.
 """
 from __future__ import annotations
 
-from ._core import gpm_to_f32, gpm_dd_add, gpm_fast_two_sum, gpm_round_odd, gpm_scale2, gpm_two_prod, gpm_two_sum
+from ._core import (gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_round_odd, gpm_scale2, gpm_scale2_dd, gpm_to_f32,
+                    gpm_two_prod, gpm_two_sum)
 from ._dsl import INF, NAN, Table, as_f64, as_u64, copysign, f32, f64, fabs, floor, fma, helper, i64, public, select, u64
 from .exp_log import SQRT_HALF_BITS, gpm_exp_acc
 
@@ -196,7 +197,7 @@ def gpm_power_f64(x: f64, y: f64) -> f64:
     if (x < 0.0) & (not gpm_is_int(y)):
         return NAN
     h, lo, k = gpm_pow_core(ax, y)
-    r = gpm_scale2(h + lo, k)
+    r = gpm_scale2_dd(h, lo, k)
     return select((x < 0.0) & odd, -r, r)
 
 
@@ -225,16 +226,48 @@ def gpm_pow_dd_any(x: f64, y: f64) -> tuple[f64, f64, i64]:
     return gpm_pow_core(select(ok, ax, 1.0), select(ok, y, 0.0))
 
 
+@helper
+def gpm_pow_int_dd(a: f64, n: i64) -> tuple[f64, f64]:
+    """a^n for 1 <= n <= 64 by squaring in double-doubles: exact whenever a^n has at most about
+    100 significant bits (so an exact tie of a narrow format stays a tie), else ~2^-100; a^n
+    within 2^+-1000 (then so are the powers on the way)."""
+    rh = 1.0
+    rl = 0.0
+    ph = a
+    pl = 0.0
+    for bit in range(0, 7):
+        take = ((n >> bit) & i64(1)) == i64(1)
+        th, tl = gpm_dd_mul(rh, rl, ph, pl)
+        rh = select(take, th, rh)
+        rl = select(take, tl, rl)
+        more = (n >> (bit + i64(1))) != i64(0)     # square only as far as n needs
+        qh, ql = gpm_dd_mul(ph, pl, ph, pl)
+        ph = select(more, qh, ph)
+        pl = select(more, ql, pl)
+    return rh, rl
+
+
+@helper
+def gpm_pow_narrow_dd(x: f64, y: f64) -> tuple[f64, f64]:
+    """|x|^y as a double-double for the float32 and narrow paths: small positive integer
+    exponents exactly by multiplication, every other one by exp(y log x)."""
+    h, lo, k = gpm_pow_dd_any(x, y)
+    small = (y >= 2.0) & (y <= 64.0) & (floor(y) == y) & (k > i64(-1000)) & (k < i64(1000))
+    ih, il = gpm_pow_int_dd(fabs(x), select(small, i64(y), i64(1)))
+    sh = gpm_scale2(gpm_round_odd(h, lo), k)          # exact scaling: the float32 range is normal here
+    return select(small, ih, sh), select(small, il, 0.0)
+
+
 @public
 def gpm_power_wide(x: f64, y: f64) -> f64:
-    h, lo, k = gpm_pow_dd_any(x, y)
-    return gpm_pow_special(x, y, gpm_scale2(h + lo, k))
+    h, lo = gpm_pow_narrow_dd(x, y)
+    return gpm_pow_special(x, y, h)
 
 
 @public
 def gpm_power_f32(x: f32, y: f32) -> f32:
     dx = f64(x)
     dy = f64(y)
-    h, lo, k = gpm_pow_dd_any(dx, dy)
-    r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_scale2(gpm_round_odd(h, lo), k)))
+    h, lo = gpm_pow_narrow_dd(dx, dy)
+    r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_round_odd(h, lo)))
     return select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, select(y != y, y, r)))

@@ -11,8 +11,8 @@ with about 2^-70 error: the sum may cancel).
 """
 from __future__ import annotations
 
-from ._core import (gpm_to_f32, gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_sqrt, gpm_fast_two_sum, gpm_pow2i,
-                    gpm_round_odd, gpm_scale2, gpm_two_prod, gpm_two_sum)
+from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_mul, gpm_dd_sqrt, gpm_fast_two_sum, gpm_pow2i, gpm_round_odd,
+                   gpm_scale2, gpm_scale2_dd, gpm_to_f32, gpm_two_prod, gpm_two_sum)
 from ._dsl import INF, NINF, Table, as_u64, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt, u64
 from .exp_log import LN2, LN2_R, gpm_exp_acc, gpm_exp_f64, gpm_exp_kernel, gpm_exp_wide_core
 from .pow import gpm_log_acc
@@ -315,7 +315,7 @@ def gpm_hypot_f64(x: f64, y: f64) -> f64:
     qh, ql = gpm_two_prod(sb, sb)
     sh, sl = gpm_dd_add(ph, pl, qh, ql)
     h, lo = gpm_dd_sqrt(sh, sl)
-    return gpm_scale2(select(e < i64(-1000), gpm_round_odd(h, lo), h + lo), e)
+    return gpm_scale2_dd(h, lo, e)
 
 
 @helper

@@ -182,3 +182,20 @@ def test_narrow_rounding_special_values(fmt):
     for call in (numba_call, host_call):
         got = call(f"gpm_round_{fmt}", x)
         assert [int(g) for g in got] == want, [(r[0], hex(int(g)), hex(w)) for r, g, w in zip(rows, got, want) if g != w]
+
+
+def test_exact_ties_round_to_even():
+    """An exact result that falls on a tie of the target format rounds to even: the double-double
+    inside must stay exact (power by multiplication; hypot's square root correction)."""
+    # float32: 8.849609375^2 = 78.315586090087890625, 25 significant bits
+    x = np.array([8.849609375], np.float32)
+    got = numba_call("gpm_power_f32", x, np.array([2.0], np.float32))[0]
+    assert got == np.float32(78.315586090087890625)
+    assert host_call("gpm_power_f32", x, np.array([2.0], np.float32))[0] == got
+    # float16: 63^2 = 3969 lies halfway between 3968 and 3970
+    w = numba_call("gpm_power_wide", np.array([63.0]), np.array([2.0]))
+    assert w[0] == 3969.0
+    assert numba_call("gpm_round_f16", w)[0] == np.float16(3968.0).view(np.uint16)
+    # hypot: (3 * 2^11 + 1)^2 + 0 has no tie, but 5 * 2^k triples stay exact
+    assert numba_call("gpm_hypot_f32", np.array([3e-20], np.float32), np.array([4e-20], np.float32))[0] == \
+        np.float32(np.hypot(np.float32(3e-20), np.float32(4e-20)))
