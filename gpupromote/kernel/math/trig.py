@@ -248,8 +248,13 @@ def gpm_sin_dd(rh: f64, rl: f64) -> tuple[f64, f64]:
     p = fma(z, p, S2)
     p = fma(z, p, S1)
     p = fma(z, p, S0)
-    t = rh * z * p
-    return gpm_fast_two_sum(rh, rl * (1.0 - 0.5 * z) + t)
+    # rh^3 as a double-double, then rh^3 p: the largest correction, kept to about 2^-60 of sin
+    zh, zl = gpm_two_prod(rh, rh)
+    ch, cl = gpm_two_prod(zh, rh)
+    cl = fma(zl, rh, cl)
+    th, tl = gpm_two_prod(ch, p)
+    sh, sl = gpm_fast_two_sum(rh, th)
+    return gpm_fast_two_sum(sh, sl + (tl + cl * p + rl * (1.0 - 0.5 * z)))
 
 
 @helper
