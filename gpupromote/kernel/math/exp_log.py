@@ -222,6 +222,10 @@ def gpm_expm1_f64(x: f64) -> f64:
     qh, ql = gpm_expm1_r(rh, rl)
     if k == i64(0):
         return qh + ql
+    if k < i64(-52):                       # 2^k - 1 is not a double: keep -1 and 2^k apart
+        p = gpm_pow2i(k)
+        h, lo = gpm_dd_add(-1.0, p, qh * p, ql * p)
+        return h + lo
     if k <= i64(52):
         p = gpm_pow2i(k)
         h, lo = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
@@ -425,6 +429,10 @@ def gpm_log1p_f64(x: f64) -> f64:
         return x
     if fabs(x) < 5.551115123125783e-17:     # 2^-54: x - x^2/2 rounds to x
         return x
+    if fabs(x) < 9.5367431640625e-07:      # 2^-20: x - x^2/2 + x^3/3 - x^4/4, the first two exactly
+        ph, pl = gpm_two_prod(x, x)
+        h, lo = gpm_two_sum(x, -0.5 * ph)
+        return h + (lo + (-0.5 * pl + ph * x * (1.0 / 3.0 - 0.25 * x)))
     uh, ul = gpm_two_sum(1.0, x)
     h, lo = gpm_log_dd2(uh, ul)
     return h + lo

@@ -70,6 +70,8 @@ EGF = Table("f64", (
     0.00011068405333349417, -1.9204078241110423e-05, 3.2875683871084726e-06, -5.555613626001853e-07,
     9.264619670104946e-08, -1.527648105850055e-08, 2.602194575760048e-09, -4.1889732287122014e-10))
 ERFC_MID = (1.171875, 1.875, 2.75, 3.875, 5.25)
+TWO_OVER_SQRTPI = 1.1283791670955126
+TWO_OVER_SQRTPI_LO = 1.533545961316588e-17
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,6 +231,14 @@ def gpm_erf_f64(x: f64) -> f64:
     if (x != x) | (x == 0.0):
         return x
     a = fabs(x)
+    if a < 1.0947644252537633e-47:         # 2^-156: erf(x) = (2/sqrt(pi)) x, x scaled into [1/2, 1)
+        u = as_u64(a)
+        e = i64(u >> u64(52)) - i64(1022)
+        e = select(e == i64(-1022), i64(-1073), e)       # subnormal: scale up generously
+        xs = gpm_scale2(a, -e)
+        ph, pl = gpm_two_prod(xs, TWO_OVER_SQRTPI)
+        pl = fma(xs, TWO_OVER_SQRTPI_LO, pl)
+        return copysign(gpm_scale2_dd(ph, pl, e), x)
     if a < 0.84375:
         z = x * x
         ph, pl = gpm_two_prod(x, gpm_erf_q(z))
