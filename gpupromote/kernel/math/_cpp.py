@@ -504,7 +504,7 @@ class _Tables:
                 vals = [_int_literal(int(v), tbl.type_name, cname) for v in tbl]
             body = ",\n    ".join(", ".join(vals[i:i + 4]) for i in range(0, len(vals), 4))
             out.append("#if defined(__CUDACC__) || defined(__CUDACC_RTC__)\n"
-                       f"__device__ const {ct} {cname}_d[{len(vals)}] = {{\n    {body}}};\n#endif\n"
+                       f"static __device__ const {ct} {cname}_d[{len(vals)}] = {{\n    {body}}};\n#endif\n"
                        "#if !defined(__CUDACC_RTC__)\n"
                        f"static const {ct} {cname}_h[{len(vals)}] = {{\n    {body}}};\n#endif\n")
         return "\n".join(out)
