@@ -19,9 +19,18 @@ $(ORACLE): $(STAMP)
 	$(PY) -m pip install -q torch==2.13.0 jax jaxlib || echo "oracle frameworks unavailable: oracle tests will skip"
 	touch $(ORACLE)
 
+# The suite runs as four pytest processes, so that no one holds every tier's memory at once (the
+# kernels a process compiles stay until it exits): the CPU engine against torch and jax (both
+# imported, and the kernels of their policies), the other oracle tests, the engines' tiers (CPU
+# engine, NVRTC, the host CUDA tier), and everything else. Each prints its own summary; `make test`
+# fails if any fails. A folder added to tests/ runs in the last process.
+TEST_TIERS := tests/oracle tests/engines tests/hostcuda
 test: $(STAMP) $(ORACLE)
-	$(PY) -m pytest -q
-	-$(PY) ../shared/tools/conformance.py --show 0
+	$(PY) -m pytest -q tests/oracle/test_cpu_oracle.py
+	$(PY) -m pytest -q tests/oracle --deselect tests/oracle/test_cpu_oracle.py
+	$(PY) -m pytest -q tests/engines tests/hostcuda
+	$(PY) -m pytest -q $(foreach d,$(TEST_TIERS),--ignore=$(d))
+	@test ! -f ../shared/tools/conformance.py || $(PY) ../shared/tools/conformance.py --show 0
 
 bench: $(STAMP)
 	$(PY) bench/run.py
