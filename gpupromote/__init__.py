@@ -3,9 +3,14 @@ Ascend aclnn and the Array API, exactly, with fused elementwise kernels on GPU a
 
 Every public name is declared here, so that linters and IDEs see it; none shadows a Python
 builtin (gp.bool_ is the bool dtype; gp.maximum, gp.minimum, gp.absolute and gp.power are the
-ops some frameworks call max, min, abs and pow)."""
+ops some frameworks call max, min, abs and pow).
+
+``import gpupromote`` imports neither Numba nor CuPy nor Dask: the engines load them with the first
+op that needs them, and ``gpupromote.dask`` is imported the first time the attribute is read."""
+from ._version import __version__
 from .dispatch.api import explain, get_policy_name, policies, promote_types, result_type, set_policy, spec, use_policy
-from .dispatch.array import Array, asarray
+from .dispatch.array import Array
+from .dispatch.foreign import asarray   # array.asarray, with torch / JAX / DLPack arrays adopted first
 from .core.dtypes import (
     bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float8_e4m3fn, float8_e5m2, float16,
     bfloat16, float32, float64, complex32, complex64, complex128,
@@ -24,6 +29,8 @@ from .dispatch.functions import (
     fix, is_nan, is_inf, is_finite, around, clip, clamp, clip_by_value,
 )
 from .dispatch.fuse import fuse
+from .engines.cpu.threads import get_num_threads, num_threads, set_num_threads   # numba loads on first use
+from .tools.config import show_config
 from .dispatch import operators as _operators  # noqa: F401  (attaches gp.Array's operators)
 from .core.ops import OPS
 from .dispatch.operands import register_lazy as _register_lazy
@@ -41,8 +48,21 @@ def _dask_call_fused(fused, args, out, policy):
 
 _register_lazy(_dask_call, _dask_call_fused)
 
+# Submodules that load on first access, so that `import gpupromote` stays free of what they import
+# (gpupromote.dask imports dask): `gpupromote.dask.kernel_cache_stats` works without an import line.
+_LAZY_SUBMODULES = ("dask", "integrations")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f".{name}", __name__)   # the import binds it here for later reads
+    raise AttributeError(f"module 'gpupromote' has no attribute {name!r}")
+
+
 __all__ = [
     "DType", "dtype", "PromotionError", "IntegerDivisionByZero", "CacheWarning", "OPS", "policies",
+    "set_num_threads", "get_num_threads", "num_threads", "show_config",
     "set_policy", "use_policy", "get_policy_name", "promote_types", "result_type", "spec", "explain", "Array",
     "asarray", "fuse", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
     "float8_e4m3fn", "float8_e5m2", "float16", "bfloat16", "float32", "float64", "complex32", "complex64",

@@ -1,4 +1,4 @@
-"""python -m gpupromote table | diff | audit | explain | warmup | kernels | docs"""
+"""python -m gpupromote table | diff | audit | explain | warmup | kernels | docs | config, and --version"""
 from __future__ import annotations
 
 import argparse
@@ -185,8 +185,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
+    import gpupromote
     ap = _Parser(prog="python -m gpupromote", description="dtype promotion rules, side by side")
+    ap.add_argument("--version", action="version", version=f"gpupromote {gpupromote.__version__}")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("config", help="what this installation is made of (gp.show_config())").set_defaults(
+        func=lambda args: gpupromote.show_config())
     p = sub.add_parser("table", help="the N x N promotion grid of a policy in 2-char codes")
     p.add_argument("policy")
     p.add_argument("--op", default="add")
