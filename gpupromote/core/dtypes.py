@@ -102,12 +102,17 @@ BY_NAME = {d.name: d for d in ALL}
 BY_CODE = {d.code: d for d in ALL}
 _BY_NUMPY = {d.numpy: d for d in ALL if d.numpy is not None}
 
-# Names other libraries use for the same dtypes (torch.half, jnp.bfloat16's str, ...).
-_ALIASES = {"bool_": "bool", "half": "float16", "float": "float32", "double": "float64",
-            "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32", "complex_half": "complex32",
-            "long": "int64", "int": "int32", "short": "int16", "byte": "uint8", "char": "int8",
+# A bare name means what np.dtype(name) means ("float" float64, "int" int64, "byte" int8, "long" C's
+# long): NumPy's names are asked of NumPy itself (dtype() below), so they follow it on every platform.
+# These are the names NumPy does not know, each with the one dtype it can mean.
+_ALIASES = {"cfloat": "complex64", "chalf": "complex32", "complex_half": "complex32", "char": "int8",
             "float8_e4m3": "float8_e4m3fn", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
             "fp64": "float64", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+# PyTorch's names, spelt "torch.<name>" (str(torch.float) is "torch.float32", but users write
+# "torch.float"): torch means float32 by float, int32 by int and uint8 by byte, where NumPy does not.
+_TORCH_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64",
+                  "short": "int16", "byte": "uint8", "char": "int8", "cfloat": "complex64", "cdouble": "complex128",
+                  "chalf": "complex32", "complex_half": "complex32"}
 
 
 def public_name(d: DType) -> str:
@@ -121,7 +126,8 @@ PY_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
 
 def dtype(x) -> DType:
     """Any dtype-like -> DType: names, 2-char codes, np.dtype, numpy / ml_dtypes scalar types,
-    torch and jax dtypes, arrays (their dtype)."""
+    torch and jax dtypes, arrays (their dtype). A name means what ``np.dtype(name)`` means
+    ("float" is float64, "int" int64), "torch.<name>" what PyTorch means ("torch.float" float32)."""
     if type(x) is DType:
         return x
     if type(x) is str:  # why: a plain name is the common case; one dict lookup answers it
@@ -129,20 +135,7 @@ def dtype(x) -> DType:
         if found is not None:
             return found
     if isinstance(x, str):
-        key = x.strip()
-        key = key[len("torch."):] if key.startswith("torch.") else key
-        found = BY_NAME.get(key) or BY_CODE.get(key) or BY_NAME.get(_ALIASES.get(key, ""))
-        if found is None:
-            try:
-                return _by_numpy(np.dtype(key))
-            except (TypeError, KeyError):
-                if re.fullmatch(r"[a-z]\d+", key):
-                    # Note: one convention: the number in a code counts bytes, as NumPy's type codes do
-                    raise TypeError(f"unknown dtype {x!r}: in a dtype code the number counts bytes, as in NumPy "
-                                    f"('f2' is float16, 'c16' complex128; codes: {', '.join(BY_CODE)}); "
-                                    f"or spell the name, e.g. 'float16'") from None
-                raise TypeError(f"unknown dtype {x!r}: use one of {', '.join(d.name for d in ALL)}") from None
-        return found
+        return _by_string(x)
     if isinstance(x, type) and x in PY_KINDS:
         raise TypeError(f"{x.__name__} is a Python scalar type, not a dtype: pass a value (weak) "
                         f"or a dtype name such as 'int64'")
@@ -155,6 +148,32 @@ def dtype(x) -> DType:
         return _by_numpy(np.dtype(x))
     except (TypeError, KeyError):
         raise TypeError(f"unknown dtype {x!r}: use one of {', '.join(d.name for d in ALL)}") from None
+
+
+def _by_string(text: str) -> DType:
+    """A dtype name: gpupromote's names and 2-char codes, "torch.<name>" in PyTorch's meaning, the
+    few names of _ALIASES, and anything else in NumPy's meaning (np.dtype(text))."""
+    key = text.strip()
+    if key.startswith("torch."):
+        key = key[len("torch."):]
+        key = _TORCH_ALIASES.get(key, key)
+    found = BY_NAME.get(key) or BY_CODE.get(key) or BY_NAME.get(_ALIASES.get(key, ""))
+    if found is not None:
+        return found
+    try:
+        numpy_dtype = np.dtype(key)
+    except TypeError:
+        numpy_dtype = None
+    found = None if numpy_dtype is None else _BY_NUMPY.get(numpy_dtype.newbyteorder("="))
+    if found is not None:
+        return found
+    numpy_says = "" if numpy_dtype is None else f" (NumPy reads it as {numpy_dtype}, which gpupromote does not have)"
+    if re.fullmatch(r"[a-z]\d+", key):
+        # Note: one convention: the number in a code counts bytes, as NumPy's type codes do
+        raise TypeError(f"unknown dtype {text!r}{numpy_says}: in a dtype code the number counts bytes, as in NumPy "
+                        f"('f2' is float16, 'c16' complex128; codes: {', '.join(BY_CODE)}); "
+                        f"or spell the name, e.g. 'float16'")
+    raise TypeError(f"unknown dtype {text!r}{numpy_says}: use one of {', '.join(d.name for d in ALL)}")
 
 
 def _by_numpy(np_dtype):
