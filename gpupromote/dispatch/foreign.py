@@ -29,7 +29,7 @@ import numpy as np
 
 from ..core import dtypes as D
 
-__all__ = ["is_foreign", "adopt", "export", "result_like", "call", "describe", "device_kind"]
+__all__ = ["is_foreign", "adopt", "export", "result_like", "call", "describe", "device_kind", "asarray"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,6 +209,18 @@ def adopt(x, writable: bool = False):
         from ..engines.cuda.engine import storage_dtype
         storage = storage.view(storage_dtype(dtype))
     return Array(storage, dtype)
+
+
+def asarray(x, dtype=None, device=None, copy=None):
+    """``gp.asarray``: array.asarray, with a foreign array (a torch tensor, a JAX array, any DLPack
+    producer) adopted through DLPack first. NumPy's own conversion (``np.asarray(tensor)``) cannot
+    read a bfloat16 or float8 tensor (torch raises "Got unsupported ScalarType BFloat16") and cannot
+    reach GPU memory; adopt does both, without a copy where ``dtype``, ``device`` and ``copy`` ask
+    for none."""
+    from .array import asarray as array_asarray
+    if is_foreign(x):
+        x = adopt(x)
+    return array_asarray(x, dtype=dtype, device=device, copy=copy)
 
 
 # ---------------------------------------------------------------------------------------------
