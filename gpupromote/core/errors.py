@@ -1,10 +1,15 @@
 """Exceptions and warnings, and the one place their messages are written."""
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 from .kinds import KIND_ORDER
 
 __all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "describe_operand",
-           "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint"]
+           "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint",
+           "warn_at_caller"]
 
 
 class PromotionError(TypeError):
@@ -100,3 +105,29 @@ def check_integer_divisor(policy, framework, op, dtype, has_zero, divisor=None):
         f"policy {policy!r}, {op}: integer division by {what} ({dtype}), which {framework} refuses. "
         f"Divide in floating point (cast to a float dtype first), or replace zero divisors, "
         f"e.g. np.where(b == 0, 1, b)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Warnings, attributed to the user's line
+
+# gpupromote's own folder: a warning names the first frame outside it (the user's call), however
+# many of the package's frames lie between (the eager call, gp.fuse, the fast runners and the C
+# dispatcher reach the same check at different depths, so no fixed stacklevel is right).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def warn_at_caller(message, category=RuntimeWarning) -> None:
+    """``warnings.warn`` with the filename and line of the code that called into gpupromote."""
+    if sys.version_info >= (3, 12):
+        warnings.warn(message, category, skip_file_prefixes=(_PACKAGE_DIR,))
+    else:
+        warnings.warn(message, category, stacklevel=_first_level_outside_the_package())
+
+
+def _first_level_outside_the_package() -> int:
+    """The ``stacklevel`` of the innermost frame whose code is not gpupromote's (Python < 3.12,
+    which has no ``skip_file_prefixes``): level 1 is warn_at_caller's own frame."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level

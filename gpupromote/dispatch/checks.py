@@ -5,11 +5,9 @@ one place their errors and warnings are raised (report_check), for the eager cal
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ..core.errors import check_integer_divisor
+from ..core.errors import check_integer_divisor, warn_at_caller
 from ..promotion.policies import get_policy
 
 __all__ = ["report_check", "checks_of", "needs_checks", "pre_launch_checks"]
@@ -28,7 +26,7 @@ def _float_error(kind, message):
     if mode == "call":
         np.geterrcall()(message, 0)
         return
-    warnings.warn(message, RuntimeWarning, stacklevel=4)
+    warn_at_caller(message, RuntimeWarning)   # the user's line, as NumPy's own warning names it
 
 
 def report_check(plan, what: str):

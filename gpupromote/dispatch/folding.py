@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core import caches
 from ..core import dtypes as D
+from ..core.errors import warn_at_caller
 from ..promotion.policies import get_policy
 
 __all__ = ["converter", "fold_scalar", "fold_target", "fold_operand", "cast_array"]
@@ -31,6 +32,31 @@ def _cast_value(x, src: D.DType):
         return np.asarray(x).astype(src.numpy)[()]
 
 
+def _largest(d: D.DType) -> float:
+    """The largest finite magnitude a NumPy scalar of ``d`` holds, where a Python float can exceed it
+    (float16, float32, complex64); infinity for the others (ml_dtypes' casts report no overflow)."""
+    if d.numpy.type in (np.float16, np.float32, np.complex64):
+        return float(np.finfo(d.numpy).max)
+    return float("inf")
+
+
+def _overflow_reported(make, largest: float):
+    """``make`` (a NumPy scalar type), with NumPy's "overflow encountered in cast" warning reported
+    from the user's line rather than this module's (per np.errstate, as NumPy's own cast does)."""
+    def cast(v):
+        if not float(abs(v)) > largest or np.geterr()["over"] != "warn":   # float(): no NumPy compare
+            return make(v)   # in range (or NaN), or a mode NumPy's own cast already honours
+        try:
+            with np.errstate(over="raise"):
+                return make(v)
+        except FloatingPointError:
+            with np.errstate(over="ignore"):
+                x = make(v)
+            warn_at_caller("overflow encountered in cast", RuntimeWarning)
+            return x
+    return cast if largest != float("inf") else make
+
+
 _converters: dict = {}
 caches.register(_converters.clear)
 
@@ -46,6 +72,9 @@ def converter(src: D.DType, to: D.DType):
         raise TypeError(f"{missing.name} has no numpy storage: it cannot be folded into a CPU kernel")
     src_t, to_t = src.numpy.type, to.numpy.type
     bits, signed, kind = src.bits, src.kind == "i", src.kind
+    largest = _largest(src) if kind in "fc" else float("inf")
+    src_f = _overflow_reported(src_t, largest)                      # a Python float or int -> src
+    to_f = _overflow_reported(to_t, _largest(to) if to.kind in "fc" else float("inf"))
 
     def conv(v):
         t = type(v)
@@ -54,9 +83,9 @@ def converter(src: D.DType, to: D.DType):
         elif kind == "b":
             x = np.bool_(bool(v))
         elif kind in "fc" and (t is float or (kind == "c" and t is complex)):
-            x = src_t(v)                                  # rounds (numpy: 1e-8 -> float16 0.0)
+            x = src_f(v)                                  # rounds (numpy: 1e-8 -> float16 0.0)
         elif kind in "fc" and (t is int or t is bool):
-            x = src_t(float(v))   # why: ml_dtypes' constructors refuse ints beyond int64 (2**63)
+            x = src_f(float(v))   # why: ml_dtypes' constructors refuse ints beyond int64 (2**63)
         else:
             x = _cast_value(v, src)                       # 0-d arrays, numpy scalars, float -> int
         if to is src:
@@ -64,14 +93,14 @@ def converter(src: D.DType, to: D.DType):
         if to.kind == "b":
             return np.bool_(x)
         if to.kind in "fc" and src.kind != "c":
-            return to_t(x)
+            return to_f(x)
         return _cast_value(x, to)
 
     if src is to and kind in "fc" and src.numpy.kind in "fc":
         general = conv
 
         def conv(v):  # the common case (a Python float kept in the compute dtype), fewest steps
-            return src_t(v) if type(v) is float else general(v)
+            return src_t(v) if type(v) is float and -largest <= v <= largest else general(v)
 
     _converters[key] = conv
     return conv
