@@ -43,7 +43,8 @@ ASCEND = replace(
     name="ascend",
     framework="Ascend aclnn",
     emulates="Huawei Ascend CANN aclnn type promotion table (documented, not observed)",
-    source="Huawei CANN aclnn documentation, 互推导关系 (type promotion), seed document 004",
+    source="https://www.hiascend.com/document/detail/zh/Atlas200IDKA2DeveloperKit/23.0.RC2/"
+           "Application%20Development%20Guide/aadgc/aclcppdevg_03_0158.html (CANN aclnn, 互推导关系)",
     promote=PairTable(parse_grid(PROMOTE, _code)),
     dtypes=frozenset(_code(c) for c in "f4 f2 f8 bf i1 u1 i2 i4 i8 c4 c8 c16 b1 u2 u4 u8".split()),
     rules=AscendRules(),

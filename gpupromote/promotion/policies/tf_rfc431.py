@@ -184,7 +184,7 @@ TF_ALL = Policy(
     emulates="TensorFlow 2.21, experimental_enable_numpy_behavior(dtype_conversion_mode='all'): "
              "operators and tf.math.*",
     source="https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/framework/flexible_dtypes.py; "
-           "tensorflow/python/ops/weak_tensor_ops.py; math_ops._TRUEDIV_TABLE; RFC 431 (seed 002)",
+           "tensorflow/python/ops/weak_tensor_ops.py; math_ops._TRUEDIV_TABLE; RFC 431 (tensorflow/community pull 431)",
     promote=PairTable(parse_grid(ALL, _node)),
     dtypes=frozenset(d.name for d in D.ALL if d.name != "complex32"),
     default_float="float32",
