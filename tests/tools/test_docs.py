@@ -102,7 +102,7 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
     from gpupromote.tools import plots
     from gpupromote.tools.tables import grid
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(ImportError, match=re.escape("pip install gpupromote[plot]")):
+    with pytest.raises(ImportError, match=re.escape('pip install ".[plot]"')):
         plots.table_figure(grid("numpy"), path="never-written.png")
 
 
@@ -206,9 +206,7 @@ def test_readme_python_block_runs(index):
     if uses_cupy and not _has_gpu():
         pytest.skip("CuPy sees no GPU")
     if "LocalCluster" in block:
-        pytest.importorskip("distributed", reason="needs the dask extra (pip install gpupromote[dask])")
-    if "gp.add(" in block and not hasattr(gp, "add"):
-        pytest.xfail("gp.add comes with gpupromote/dispatch/eager.py")
+        pytest.importorskip("distributed", reason="needs the dask extra (pip install '.[dask]' in a clone)")
     ns = {"__name__": "__readme__", "__check__": __check__}
     for earlier in BLOCKS[:index]:  # the blocks build on one another, as a reader runs them
         if "cupy" not in earlier and "LocalCluster" not in earlier:   # a cluster starts in its own test only
@@ -231,6 +229,11 @@ def test_readme_cli_lines_run(tmp_path, monkeypatch, capsys):
     for command in commands:
         argv = shlex.split(command)
         if "--png" in argv or "--svg" in argv or argv[0] == "docs":
+            continue
+        if argv[0] == "--version":   # argparse prints the version and exits
+            with pytest.raises(SystemExit) as done:
+                cli.main(argv)
+            assert done.value.code == 0, command
             continue
         assert cli.main(argv) == 0, command
     capsys.readouterr()
