@@ -7,7 +7,7 @@ ops some frameworks call max, min, abs and pow).
 
 ``import gpupromote`` imports neither Numba nor CuPy nor Dask: the engines load them with the first
 op that needs them, and ``gpupromote.dask`` is imported the first time the attribute is read."""
-from ._version import __version__
+from ._version import __version__  # noqa: F401 - gp.__version__
 from .dispatch.api import explain, get_policy_name, policies, promote_types, result_type, set_policy, spec, use_policy
 from .dispatch.array import Array
 from .dispatch.foreign import asarray   # array.asarray, with torch / JAX / DLPack arrays adopted first

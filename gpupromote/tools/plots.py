@@ -1,6 +1,6 @@
 """Pictures of promotion grids: ``table``, ``diff`` and ``audit`` as PNG or SVG (matplotlib).
 
-matplotlib is an optional extra (``pip install gpupromote[plot]``) and is imported only when a
+matplotlib is an optional extra (``pip install ".[plot]"`` in a clone) and is imported only when a
 picture is drawn. Every figure is a plain ``matplotlib.figure.Figure`` on an Agg canvas: no
 pyplot, no GUI backend, no global state touched, so drawing works on a headless machine and
 inside a user's notebook alike.
@@ -50,8 +50,8 @@ def _mpl():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise MissingMatplotlib("drawing pictures needs matplotlib: pip install gpupromote[plot] "
-                                "(or pip install matplotlib)") from None
+        raise MissingMatplotlib("drawing pictures needs matplotlib: pip install matplotlib (in a clone of "
+                                "gpupromote: pip install \".[plot]\", the plot extra)") from None
     return matplotlib, Figure, FigureCanvasAgg, patches
 
 

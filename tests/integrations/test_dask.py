@@ -22,8 +22,8 @@ from gpupromote.core import dtypes as D
 from gpupromote.core.errors import IntegerDivisionByZero
 from gpupromote.promotion.policies import policy_names
 
-da = pytest.importorskip("dask.array", reason="needs the dask extra: pip install gpupromote[dask]")
-distributed = pytest.importorskip("distributed", reason="needs the dask extra: pip install gpupromote[dask]")
+da = pytest.importorskip("dask.array", reason="needs the dask extra: pip install '.[dask]' in a clone")
+distributed = pytest.importorskip("distributed", reason="needs the dask extra: pip install '.[dask]' in a clone")
 gp_dask = pytest.importorskip("gpupromote.integrations.dask")
 
 

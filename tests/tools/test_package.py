@@ -146,3 +146,24 @@ def test_show_config_without_optional_packages(monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)   # import raises ImportError
     report = gp.show_config(mode="dicts")
     assert report["CUDA engine"]["GPU"].startswith("none: CuPy cannot be imported")
+
+
+# ---------------------------------------------------------------------------------------------
+# README as the package page
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_opens_with_the_two_contributor_commands():
+    assert README.startswith("# gpupromote\n\n```sh\nmake bench "), README[:80]
+    block = README.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
+    assert commands == ["make bench", "make test"]
+
+
+def test_readme_installs_from_a_clone_and_claims_no_package_index():
+    install = README.split("## Install", 1)[1].split("\n## ", 1)[0]
+    assert 'pip install .' in install and 'pip install ".[cuda]"' in install and 'pip install ".[dask]"' in install
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"pip install gpupromote\b", text), f"{page.name} installs from an index gpupromote is not on"
