@@ -23,21 +23,24 @@ $(ORACLE): $(STAMP)
 # kernels a process compiles stay until it exits): the CPU engine against torch and jax (both
 # imported, and the kernels of their policies), the other oracle tests, the engines' tiers (CPU
 # engine, NVRTC, the host CUDA tier), and everything else. Each prints its own summary; `make test`
-# fails if any fails. A folder added to tests/ runs in the last process.
+# fails if any fails. A folder added to tests/ runs in the last process. Nothing here needs a folder
+# outside the repository: tests/oracle/test_conformance.py scores the records in tests/observed (and
+# ../shared/oracle's as extra cases, only where it exists).
 TEST_TIERS := tests/oracle tests/engines tests/hostcuda
 test: $(STAMP) $(ORACLE)
 	$(PY) -m pytest -q tests/oracle/test_cpu_oracle.py
 	$(PY) -m pytest -q tests/oracle --ignore=tests/oracle/test_cpu_oracle.py
 	$(PY) -m pytest -q tests/engines tests/hostcuda
 	$(PY) -m pytest -q $(foreach d,$(TEST_TIERS),--ignore=$(d))
-	@test ! -f ../shared/tools/conformance.py || $(PY) ../shared/tools/conformance.py --show 0
 
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+# Every policy against the records in tests/observed (gpupromote/tools/conformance.py); a workspace's
+# ../shared/oracle records are scored as well where that folder exists, never needed.
 conformance: $(STAMP)
-	$(PY) ../shared/tools/conformance.py --show 5
-	$(PY) ../shared/tools/conformance.py --show 5 --data tests/observed
+	$(PY) -m gpupromote conformance --show 5
+	@if [ -d ../shared/oracle/data ]; then $(PY) -m gpupromote conformance --show 5 --data ../shared/oracle/data; fi
 
 lint: $(STAMP)
 	$(PY) -m pip install -q ruff

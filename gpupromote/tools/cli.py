@@ -189,8 +189,6 @@ def build_parser():
     ap = _Parser(prog="python -m gpupromote", description="dtype promotion rules, side by side")
     ap.add_argument("--version", action="version", version=f"gpupromote {gpupromote.__version__}")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("config", help="what this installation is made of (gp.show_config())").set_defaults(
-        func=lambda args: gpupromote.show_config())
     p = sub.add_parser("table", help="the N x N promotion grid of a policy in 2-char codes")
     p.add_argument("policy")
     p.add_argument("--op", default="add")
@@ -277,6 +275,39 @@ def _register_docs(p):
     p.set_defaults(func=_lazy("gpupromote.tools.docs", "_cmd_docs"))
 
 
+def _register_config(p):
+    p.set_defaults(func=lambda args: _show_config())
+
+
+def _show_config():
+    import gpupromote
+    gpupromote.show_config()
+
+
+def _register_conformance(p):
+    p.add_argument("--data", action="append", metavar="DIR",
+                   help="a folder of record files (repeatable; default: tests/observed of this clone)")
+    p.add_argument("--policy", help="score only this policy's files")
+    p.add_argument("--family", default="binary,unary,clip,reduction",
+                   help="comma list of the record kinds to score: binary, unary, clip, reduction (default: all)")
+    p.add_argument("--show", type=int, default=5, help="disagreements to print per file (default 5)")
+    p.add_argument("--min", type=float, default=None, help="exit 1 if a file scores below this percent")
+    p.set_defaults(func=_cmd_conformance)
+
+
+def _cmd_conformance(args) -> int:
+    from . import conformance
+    families = tuple(f.strip() for f in args.family.split(",") if f.strip())
+    bad = [f for f in families if f not in conformance.FAMILIES]
+    if bad or not families:
+        raise ValueError(f"--family {args.family!r}: use a comma list of {', '.join(conformance.FAMILIES)}")
+    folders = args.data or [conformance.repository_records()]
+    if folders == [None]:
+        raise ValueError("no records to score: this installation has no tests/observed (a clone of the repository "
+                         "has); pass --data DIR")
+    return conformance.run(folders, policy=args.policy, families=families, show=args.show, minimum=args.min)
+
+
 def _lazy(module, attr):
     def run(args):
         import importlib
@@ -288,7 +319,10 @@ def _lazy(module, attr):
 # `kernels` lives here, as the code generator imports nothing of the resolver.
 _EXTRA = {"warmup": ("compile a policy's common CPU kernels ahead of use", _register_warmup),
           "kernels": ("print the generated CUDA source of a kernel", _register_kernels),
-          "docs": ("regenerate the pictures and markdown tables under docs/", _register_docs)}
+          "docs": ("regenerate the pictures and markdown tables under docs/", _register_docs),
+          "conformance": ("score the policies against records of the real frameworks", _register_conformance),
+          "config": ("what this installation is made of: versions, fast path, threads, caches, GPU",
+                     _register_config)}
 
 _COMMANDS = {"table": _cmd_table, "diff": _cmd_diff, "audit": _cmd_audit, "explain": _cmd_explain}
 

@@ -3,7 +3,9 @@
 import pytest
 
 import gpupromote as gp
-from tests.support.records import OBSERVED, POLICY_OF, agrees, records
+from gpupromote.tools.conformance import POLICY_OF, agrees, records, repository_records
+
+OBSERVED = repository_records()
 
 # Note: the floors below 100% are calls one gp.result_type cannot tell apart: TF's `~x` on a bool
 # tensor is logical_not while tf.bitwise.invert refuses bool (the policy follows tf.bitwise).
