@@ -56,7 +56,13 @@ _LAZY_SUBMODULES = ("dask", "integrations")
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
-        return importlib.import_module(f".{name}", __name__)   # the import binds it here for later reads
+        try:
+            return importlib.import_module(f".{name}", __name__)   # the import binds it here for later reads
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in ("dask", "distributed"):
+                raise
+            raise ImportError(f"gpupromote.{name} needs Dask, which is not installed ({exc}): pip install "
+                              f"'dask[array]' distributed, or the dask extra in a clone, pip install '.[dask]'") from exc
     raise AttributeError(f"module 'gpupromote' has no attribute {name!r}")
 
 

@@ -167,3 +167,14 @@ def test_readme_installs_from_a_clone_and_claims_no_package_index():
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = page.read_text(encoding="utf-8")
         assert not re.search(r"pip install gpupromote\b", text), f"{page.name} installs from an index gpupromote is not on"
+
+
+def test_gpupromote_dask_without_dask_names_the_extra():
+    out = _run("import sys\n"
+               "sys.modules['dask'] = None   # as if Dask were not installed\n"
+               "import gpupromote\n"
+               "try:\n"
+               "    gpupromote.dask\n"
+               "except ImportError as exc:\n"
+               "    print(type(exc).__name__, exc)\n")
+    assert out.startswith("ImportError gpupromote.dask needs Dask") and "'.[dask]'" in out
