@@ -1,4 +1,4 @@
-"""The Ascend aclnn policy is the seed document's table (../shared/seeds/004), cell by cell, in
+"""The Ascend aclnn policy is the CANN document's table (docs/policies/ascend.md links it), cell by cell, in
 both orders: row = first input. Written here in the document's own dtype spelling."""
 import pytest
 

@@ -1,5 +1,5 @@
 """Golden promotion tables: what the real frameworks return for two arrays with dimensions
-(observed: ../shared/oracle), one literal grid per policy, rows = first operand. A failure
+(observed: tests/observed), one literal grid per policy, rows = first operand. A failure
 prints only the differing cells. ``--`` is a refused promotion. (NumPy's and the Array API's
 grids are computed live from NumPy + ml_dtypes and array-api-strict: tests/oracle/test_live_grids.py.)"""
 import pytest

@@ -1,7 +1,7 @@
 """The ``paddle`` policy against what PaddlePaddle 3.3.1 (dynamic mode, CPU) does.
 
 Golden grids (rows = first operand, 2-char dtype codes, ``--`` = refused), observed on Paddle
-3.3.1 (../shared/oracle). Paddle's CPU build lacks some kernels (float16/bfloat16 add, every
+3.3.1 (tests/observed). Paddle's CPU build lacks some kernels (float16/bfloat16 add, every
 float8 kernel); there the grids hold the dtype the promotion rule gives, as the policy does.
 Examples: one line each, ``op(a, b)  result``; ``int8[n]`` is a tensor, ``int8[]`` a 0-d tensor,
 anything else a Python scalar; the result is a dtype, ``error`` (any exception) or an exception

@@ -1,7 +1,7 @@
 """TensorFlow RFC 431 policies (tf-all, tf-safe, tf-none) against what TensorFlow 2.21 does.
 
 Golden grids: ``a + b`` for two tensors with dimensions (rows = a), observed on TensorFlow 2.21
-with experimental_enable_numpy_behavior(dtype_conversion_mode=...) (../shared/oracle). ``--``
+with experimental_enable_numpy_behavior(dtype_conversion_mode=...) (tests/observed). ``--``
 is an error: a refused promotion, or no kernel (AddV2 has none for bool or float8).
 Examples: one line each, ``op(a, b)  result``; ``int8[n]`` is a tensor, ``int8[]`` a 0-d tensor,
 anything else a Python scalar; the result is a dtype, ``error`` (any exception) or
