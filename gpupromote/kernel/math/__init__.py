@@ -12,9 +12,10 @@ from __future__ import annotations
 __all__ = ["cuda_source", "numba_functions", "entry_points"]
 
 
-def cuda_source() -> str:
+def cuda_source(names=None) -> str:
+    """The C++ text of the library (every function), or of ``names`` and what they call."""
     from ._cpp import cuda_source as _src
-    return _src()
+    return _src(None if names is None else tuple(sorted(set(names))))
 
 
 def numba_functions() -> dict:

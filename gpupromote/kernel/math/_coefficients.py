@@ -1,6 +1,7 @@
 """How the polynomial coefficients of the library were made (run by hand; never at import).
 
-    .venv/bin/python -m gpupromote.kernel.math._coefficients [name ...]
+    python gpupromote/kernel/math/_coefficients.py [name ...]      # a FITS name, or
+    python gpupromote/kernel/math/_coefficients.py tables|logtable|exptable|erfc
 
 prints, for each fit, the coefficients as Python float literals (repr: exact doubles, rendered
 as hex floats in C++) and the fit's error measured with mpmath on a dense grid after rounding

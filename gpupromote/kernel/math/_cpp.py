@@ -648,15 +648,39 @@ def _struct(t):
     return f"struct {_ctype(t)} {{ {fields} }};"
 
 
-@functools.lru_cache(maxsize=1)
-def cuda_source() -> str:
-    """The whole library as one header text of ``__host__ __device__`` functions."""
+def _callees(name, reg):
+    """The library functions ``name``'s body calls."""
+    return {n.func.id for n in ast.walk(_function_ast(name))
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in reg}
+
+
+def closure(names) -> list:
+    """``names`` and every library function they call, directly or not, in the registry's order
+    (callees are registered before their callers)."""
     reg = _modules()
-    names = list(reg)
+    unknown = [n for n in names if n not in reg]
+    if unknown:
+        raise KeyError(f"no library function {unknown[0]!r}: see gpupromote.kernel.math.entry_points()")
+    seen, todo = set(), list(names)
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(_callees(n, reg) - seen)
+    return [n for n in reg if n in seen]
+
+
+@functools.lru_cache(maxsize=256)
+def cuda_source(names: tuple | None = None) -> str:
+    """The library as one header text of ``__host__ __device__`` functions: all of it, or only
+    ``names`` (a tuple of public names) and what they call, so that a kernel's translation unit
+    carries what it uses (NVRTC parses all of it at each compile)."""
+    reg = _modules()
+    names = list(reg) if names is None else closure(names)
     tables = _Tables()
     fns = [_Fn(n, tables) for n in names]
     bodies = [f.render() for f in fns]
-    structs = [_struct(t) for t in _tuple_types(names)]
+    structs = [_struct(t) for t in _tuple_types(list(reg))]   # every tuple type: a unit's glue may name them
     protos = [f.prototype() + ";" for f in fns]
     wrappers = []
     for f in fns:

@@ -330,6 +330,55 @@ def gpm_cpow_general(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
 
 
 @helper
+def gpm_box(x: f64) -> f64:
+    """An infinity as +-1, anything else as a zero of its sign (C99 Annex G's recovery)."""
+    return copysign(select(gpm_isinf(x), 1.0, 0.0), x)
+
+
+@helper
+def gpm_unnan(x: f64) -> f64:
+    return select(x != x, copysign(0.0, x), x)
+
+
+@helper
+def gpm_cmul_annex_g(a: f64, b: f64, c: f64, d: f64) -> tuple[f64, f64]:
+    """(a + ib)(c + id) with C99 Annex G's recovery of infinities (what glibc's cpow multiplies
+    b log a with, libgcc's __muldc3): a NaN result from infinite factors becomes the infinity
+    the factors' signs give."""
+    ac = a * c
+    bd = b * d
+    ad = a * d
+    bc = b * c
+    x = ac - bd
+    y = ad + bc
+    if (x == x) | (y == y):
+        return x, y
+    recalc = False
+    if gpm_isinf(a) | gpm_isinf(b):
+        a = gpm_box(a)
+        b = gpm_box(b)
+        c = gpm_unnan(c)
+        d = gpm_unnan(d)
+        recalc = True
+    if gpm_isinf(c) | gpm_isinf(d):
+        c = gpm_box(c)
+        d = gpm_box(d)
+        a = gpm_unnan(a)
+        b = gpm_unnan(b)
+        recalc = True
+    if (not recalc) & (gpm_isinf(ac) | gpm_isinf(bd) | gpm_isinf(ad) | gpm_isinf(bc)):
+        a = gpm_unnan(a)
+        b = gpm_unnan(b)
+        c = gpm_unnan(c)
+        d = gpm_unnan(d)
+        recalc = True
+    if recalc:
+        x = INF * (a * c - b * d)
+        y = INF * (a * d + b * c)
+    return x, y
+
+
+@helper
 def gpm_cpow_k128(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
     if (br == 0.0) & (bi == 0.0):
         return 1.0, 0.0
@@ -354,7 +403,7 @@ def gpm_cpow_k128(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
         return NAN, NAN
     if not (gpm_isfinite(ar) & gpm_isfinite(ai) & gpm_isfinite(br) & gpm_isfinite(bi)):
         lr, li = gpm_clog_k128(ar, ai)
-        er, ei = gpm_cmul(br, bi, lr, li)
+        er, ei = gpm_cmul_annex_g(br, bi, lr, li)
         return gpm_cexp_k128(er, ei)
     return gpm_cpow_general(ar, ai, br, bi)
 

@@ -97,18 +97,35 @@ def gpm_sigmoid_f64(x: f64) -> f64:
     return sh + sl
 
 
-@public
-def gpm_sigmoid_wide(x: f64) -> f64:
+@helper
+def gpm_sigmoid_narrow_dd(x: f64) -> tuple[f64, f64]:
+    """sigmoid for float32 values as (hi, lo), branch-free. Near 0 the value is 1/2 + x/4 - x^3/48
+    + ..., whose first two terms are often a float32 tie: they are kept exact (two_sum), the rest in lo."""
     a = select(x != x, 0.0, select(fabs(x) > 110.0, 110.0, fabs(x)))
     t = gpm_exp_wide_core(-a)
     d = 1.0 + t
     y = select(x >= 0.0, 1.0 / d, t / d)
-    return select(x != x, x, select(x == NINF, 0.0, y))
+    xs = select(a < 0.0625, x, 0.0)
+    z = xs * xs
+    p = fma(z, fma(z, fma(z, 2.1356922398589065e-05, -0.00021081349206349207), 0.0020833333333333333),
+            -0.020833333333333332)
+    h, lo = gpm_two_sum(0.5, 0.25 * xs)
+    h, lo = gpm_fast_two_sum(h, fma(xs * z, p, lo))
+    small = a < 0.0625
+    hi = select(x != x, x, select(x == NINF, 0.0, select(small, h, y)))
+    return hi, select(small & (x == x), lo, 0.0)
+
+
+@public
+def gpm_sigmoid_wide(x: f64) -> f64:
+    h, lo = gpm_sigmoid_narrow_dd(x)
+    return h + lo
 
 
 @public
 def gpm_sigmoid_f32(x: f32) -> f32:
-    return select(x != x, x, gpm_to_f32(gpm_sigmoid_wide(f64(x))))
+    h, lo = gpm_sigmoid_narrow_dd(f64(x))
+    return select(x != x, x, gpm_to_f32(gpm_round_odd(h, lo)))
 
 
 # --------------------------------------------------------------------------------------------
