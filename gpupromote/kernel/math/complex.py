@@ -399,9 +399,8 @@ def gpm_cpow_k128(ar: f64, ai: f64, br: f64, bi: f64) -> tuple[f64, f64]:
         if br < 0.0:
             return gpm_cdiv(1.0, 0.0, rr, ri)
         return rr, ri
-    if (ar != ar) | (ai != ai) | (br != br) | (bi != bi):
-        return NAN, NAN
     if not (gpm_isfinite(ar) & gpm_isfinite(ai) & gpm_isfinite(br) & gpm_isfinite(bi)):
+        # NaN and infinite parts as glibc's cpow gives them: cexp(b * clog(a)), each step by Annex G
         lr, li = gpm_clog_k128(ar, ai)
         er, ei = gpm_cmul_annex_g(br, bi, lr, li)
         return gpm_cexp_k128(er, ei)

@@ -200,8 +200,8 @@ def gpm_exp_wide(x: f64) -> f64:
     return select(x != x, x, select(x > 200.0, INF, select(x < -200.0, 0.0, y)))
 
 
-@public
-def gpm_exp_f32(x: f32) -> f32:
+@helper
+def gpm_exp_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_exp_wide(f64(x))))
 
 
@@ -262,8 +262,8 @@ def gpm_expm1_wide(x: f64) -> f64:
     return select((x != x) | (x == 0.0), x, select(x > 200.0, INF, select(x < -50.0, -1.0, y)))
 
 
-@public
-def gpm_expm1_f32(x: f32) -> f32:
+@helper
+def gpm_expm1_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_expm1_wide(f64(x))))
 
 
@@ -306,8 +306,8 @@ def gpm_exp2_wide(x: f64) -> f64:
     return select(x != x, x, select(x > 300.0, INF, select(x < -300.0, 0.0, y)))
 
 
-@public
-def gpm_exp2_f32(x: f32) -> f32:
+@helper
+def gpm_exp2_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_exp2_wide(f64(x))))
 
 
@@ -399,8 +399,8 @@ def gpm_log_wide(x: f64) -> f64:
     return gpm_log_special(x, y)
 
 
-@public
-def gpm_log_f32(x: f32) -> f32:
+@helper
+def gpm_log_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_log_wide(f64(x))))
 
 
@@ -459,8 +459,8 @@ def gpm_log1p_wide(x: f64) -> f64:
     return select(x != x, x, select(x < -1.0, NAN, select(x == -1.0, NINF, select(x == INF, x, y))))
 
 
-@public
-def gpm_log1p_f32(x: f32) -> f32:
+@helper
+def gpm_log1p_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_log1p_wide(f64(x))))
 
 
@@ -490,8 +490,8 @@ def gpm_log2_wide(x: f64) -> f64:
     return gpm_log_special(x, fma(p, INV_LN2, e))
 
 
-@public
-def gpm_log2_f32(x: f32) -> f32:
+@helper
+def gpm_log2_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_log2_wide(f64(x))))
 
 
@@ -521,8 +521,8 @@ def gpm_log10_wide(x: f64) -> f64:
     return gpm_log_special(x, fma(e, LOG10_2_HI, fma(e, LOG10_2_LO, p * INV_LN10)))
 
 
-@public
-def gpm_log10_f32(x: f32) -> f32:
+@helper
+def gpm_log10_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_log10_wide(f64(x))))
 
 

@@ -92,18 +92,18 @@ def gpm_tanh_wide(x: f64) -> f64:
     return select(x != x, x, copysign(y, x))
 
 
-@public
-def gpm_sinh_f32(x: f32) -> f32:
+@helper
+def gpm_sinh_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_sinh_wide(f64(x))))
 
 
-@public
-def gpm_cosh_f32(x: f32) -> f32:
+@helper
+def gpm_cosh_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_cosh_wide(f64(x))))
 
 
-@public
-def gpm_tanh_f32(x: f32) -> f32:
+@helper
+def gpm_tanh_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_tanh_wide(f64(x))))
 
 
@@ -208,16 +208,16 @@ def gpm_arctanh_wide(x: f64) -> f64:
     return select(x != x, x, select(ok, copysign(y, x), select(fabs(x) == 1.0, copysign(INF, x), NAN)))
 
 
-@public
-def gpm_arcsinh_f32(x: f32) -> f32:
+@helper
+def gpm_arcsinh_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_arcsinh_wide(f64(x))))
 
 
-@public
-def gpm_arccosh_f32(x: f32) -> f32:
+@helper
+def gpm_arccosh_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_arccosh_wide(f64(x))))
 
 
-@public
-def gpm_arctanh_f32(x: f32) -> f32:
+@helper
+def gpm_arctanh_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_arctanh_wide(f64(x))))

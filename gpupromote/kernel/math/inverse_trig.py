@@ -114,8 +114,8 @@ def gpm_arctan_wide(x: f64) -> f64:
     return select(x != x, x, copysign(gpm_atan_wide_core(a), x))
 
 
-@public
-def gpm_arctan_f32(x: f32) -> f32:
+@helper
+def gpm_arctan_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_arctan_wide(f64(x))))
 
 
@@ -221,13 +221,13 @@ def gpm_arccos_wide(x: f64) -> f64:
     return select(x != x, x, select(ok, y, NAN))
 
 
-@public
-def gpm_arcsin_f32(x: f32) -> f32:
+@helper
+def gpm_arcsin_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_arcsin_wide(f64(x))))
 
 
-@public
-def gpm_arccos_f32(x: f32) -> f32:
+@helper
+def gpm_arccos_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_arccos_wide(f64(x))))
 
 

@@ -55,8 +55,8 @@ def gpm_rsqrt_wide(x: f64) -> f64:
     return gpm_rsqrt_special(x, h)
 
 
-@public
-def gpm_rsqrt_f32(x: f32) -> f32:
+@helper
+def gpm_rsqrt_f32_raw(x: f32) -> f32:
     d = f64(x)
     xs = select((d > 0.0) & (d < INF), d, 1.0)
     h, lo = gpm_rsqrt_dd(xs)
@@ -102,8 +102,8 @@ def gpm_cbrt_wide(x: f64) -> f64:
     return select(special, x, copysign((h + lo) * gpm_pow2i(e3), x))
 
 
-@public
-def gpm_cbrt_f32(x: f32) -> f32:
+@helper
+def gpm_cbrt_f32_raw(x: f32) -> f32:
     d = f64(x)
     special = (d != d) | (d == 0.0) | (fabs(d) == INF)
     h, lo, e3 = gpm_cbrt_core(select(special, 1.0, fabs(d)))

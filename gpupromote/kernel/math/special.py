@@ -122,8 +122,8 @@ def gpm_sigmoid_wide(x: f64) -> f64:
     return h + lo
 
 
-@public
-def gpm_sigmoid_f32(x: f32) -> f32:
+@helper
+def gpm_sigmoid_f32_raw(x: f32) -> f32:
     h, lo = gpm_sigmoid_narrow_dd(f64(x))
     return select(x != x, x, gpm_to_f32(gpm_round_odd(h, lo)))
 
@@ -310,8 +310,8 @@ def gpm_erf_wide(x: f64) -> f64:
     return select(x != x, x, copysign(y, x))
 
 
-@public
-def gpm_erf_f32(x: f32) -> f32:
+@helper
+def gpm_erf_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_erf_wide(f64(x))))
 
 

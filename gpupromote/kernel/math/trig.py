@@ -418,18 +418,18 @@ def gpm_tan_wide(x: f64) -> f64:
     return select((x != x) | (x == 0.0), x, select(fabs(x) == INF, NAN, v))
 
 
-@public
-def gpm_sin_f32(x: f32) -> f32:
+@helper
+def gpm_sin_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_sin_wide(f64(x))))
 
 
-@public
-def gpm_cos_f32(x: f32) -> f32:
+@helper
+def gpm_cos_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_cos_wide(f64(x))))
 
 
-@public
-def gpm_tan_f32(x: f32) -> f32:
+@helper
+def gpm_tan_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_tan_wide(f64(x))))
 
 

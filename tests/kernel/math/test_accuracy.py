@@ -47,3 +47,29 @@ def test_inputs_cover_the_range():
     assert len(x) >= 100000
     assert np.isnan(x).any() and np.isinf(x).any() and (x == 0).any()
     assert np.nanmax(np.abs(x[np.isfinite(x)])) > 1e300 and np.nanmin(np.abs(x[x != 0])) < 1e-300
+
+
+def test_float32_exception_table_is_correct_and_applied():
+    """_f32_fixes.py lists the float32 inputs (found over all 2^32) where the double evaluation lies
+    too close to a rounding boundary; each listed result is the correctly rounded exact value, and
+    both engines return it."""
+    import math
+    import re
+    from pathlib import Path
+
+    from . import _reference as R
+    from ._harness import host_call
+    src = (Path(__file__).resolve().parents[3] / "gpupromote/kernel/math/_f32_fixes.py").read_text()
+    rows = []
+    for block in re.split(r"\n(?=@helper)", src):
+        m = re.search(r"def gpm_fix_(\w+)_f32", block)
+        if m:
+            rows += [(m.group(1), int(a, 16), int(c, 16))
+                     for a, c in re.findall(r"b == i64\((0x[0-9a-f]+)\), as_f32\(u32\((0x[0-9a-f]+)\)", block)]
+    assert len(rows) >= 10
+    for name, a, c in rows:
+        x = np.array([a], np.uint32).view(np.float32)
+        cr = R.round_exact(R.exact(name, float(x[0])), "f32")
+        assert not math.isnan(cr) and np.array([cr], np.float32).view(np.uint32)[0] == c, (name, hex(a))
+        for call in (numba_call, host_call):
+            assert call(f"gpm_{name}_f32", x).view(np.uint32)[0] == c, (name, hex(a), call)
