@@ -251,8 +251,7 @@ class _Fn:
                 self.err(node, f"comparison of {lt} with {rt}")
             if lt == "bool" or isinstance(lt, tuple):
                 self.err(node, "comparison of bools")
-            if lt in INT_BITS and lt not in _COMPUTE_INTS:
-                self.err(node, f"no comparison on {lt}")
+            # comparisons keep their meaning under Numba's widening of narrow integers: all allowed
             return f"({lc} {_CMP[type(node.ops[0])]} {rc})", "bool"
         if isinstance(node, ast.BoolOp):
             parts = []

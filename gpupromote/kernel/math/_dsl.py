@@ -7,7 +7,7 @@ bound to LLVM instructions). The rules keep the two renderings bit-identical:
 
 Types (spelled as the numpy scalar types, which both Numba and the C++ renderer understand)
     f64 f32 (IEEE binary64/binary32), i64 u64 (64-bit integers), i32 u32 u16 u8 (storage only:
-    converted to and from, never computed with; Numba widens them and C does not), bool.
+    converted to, compared, never computed with; Numba widens them and C does not), bool.
     Parameters and returns are annotated; ``tuple[f64, f64]`` returns several values, unpacked
     at the call (``hi, lo = gpm_two_sum(a, b)``). Locals take the type of their first value and
     keep it.

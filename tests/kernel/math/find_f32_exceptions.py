@@ -64,13 +64,13 @@ def write():
              "(found by tests/kernel/math/find_f32_exceptions.py over all 2^32 inputs; generated, do not edit):",
              'each float32 entry point replaces its result for these inputs by the correctly rounded one."""',
              "from __future__ import annotations", "",
-             "from ._dsl import as_f32, as_u32, f32, helper, i64, select, u32", ""]
+             "from ._dsl import as_f32, as_u32, f32, helper, select, u32", ""]
     for name in sorted(rows):
         lines += ["", "@helper", f"def gpm_fix_{name}_f32(x: f32, r: f32) -> f32:"]
         if rows[name]:
-            lines.append("    b = i64(as_u32(x))")
+            lines.append("    b = as_u32(x)")
         for a, c in rows[name]:
-            lines.append(f"    r = select(b == i64({a:#010x}), as_f32(u32({c:#010x})), r)")
+            lines.append(f"    r = select(b == u32({a:#010x}), as_f32(u32({c:#010x})), r)")
         lines.append("    return r")
         lines.append("")
     src = "\n".join(lines).rstrip("\n") + "\n"

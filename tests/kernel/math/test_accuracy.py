@@ -65,7 +65,7 @@ def test_float32_exception_table_is_correct_and_applied():
         m = re.search(r"def gpm_fix_(\w+)_f32", block)
         if m:
             rows += [(m.group(1), int(a, 16), int(c, 16))
-                     for a, c in re.findall(r"b == i64\((0x[0-9a-f]+)\), as_f32\(u32\((0x[0-9a-f]+)\)", block)]
+                     for a, c in re.findall(r"b == u32\((0x[0-9a-f]+)\), as_f32\(u32\((0x[0-9a-f]+)\)", block)]
     assert len(rows) >= 10
     for name, a, c in rows:
         x = np.array([a], np.uint32).view(np.float32)
