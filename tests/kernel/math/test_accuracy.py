@@ -73,3 +73,21 @@ def test_float32_exception_table_is_correct_and_applied():
         assert not math.isnan(cr) and np.array([cr], np.float32).view(np.uint32)[0] == c, (name, hex(a))
         for call in (numba_call, host_call):
             assert call(f"gpm_{name}_f32", x).view(np.uint32)[0] == c, (name, hex(a), call)
+
+
+def test_sigmoid_near_zero_float32_ties():
+    """sigmoid(x) = 1/2 + x/4 - x^3/48 + ...: for float32 x, 1/2 + x/4 is often exactly a float32
+    tie, and the exact value lies just beside it; the float32 result must still round correctly."""
+    import math
+
+    from . import _reference as R
+    rng = np.random.default_rng(3)
+    x = (np.exp(rng.uniform(np.log(2**-26), np.log(0.07), 2000)) * rng.choice([-1, 1], 2000)).astype(np.float32)
+    k = rng.integers(0, 2**18, 2000) * 2 + 1
+    ties = (k.astype(np.float64) * 2.0**-23).astype(np.float32)      # 1/2 + x/4 = 1/2 + k 2^-25: a float32 tie
+    ties = ties[np.abs(ties) < 0.0625]
+    x = np.concatenate([x, ties, -ties])
+    ours = numba_call("gpm_sigmoid_f32", x)
+    wrong = [float(v) for v, o in zip(x, ours)
+             if np.float32(R.round_exact(R.exact("sigmoid", float(v)), "f32")) != o]
+    assert not wrong and not math.isnan(float(ours[0])), wrong[:5]
