@@ -10,13 +10,16 @@ engines/cuda/modules.py):
 * ``fallback_dir(subpath)``: where new files go when the cache folder is read-only: the same
   ``subpath`` under the per-user default root, else under ``<tmp>/gpupromote-<uid>``; one stable
   folder that every later process reuses, never a fresh temporary one per process.
-* ``write_atomically(path, data)``: readers in other processes never see half a file.
+* ``write_atomically(path, data)``: readers in other processes never see half a file;
+  ``write_error(path, data)`` is the same write, returning the OSError that stopped it (a full disk,
+  a directory where the file should be) for the caller's warning (``why_unwritable`` says it in words).
 * ``drop_damaged(path, why)``: a damaged or unreadable cache file is deleted (when the folder
   allows it) and reported once per process with a ``CacheWarning`` naming the file.
 """
 from __future__ import annotations
 
 import atexit
+import errno
 import hashlib
 import importlib.metadata
 import os
@@ -28,9 +31,10 @@ import threading
 import warnings
 from pathlib import Path
 
-from ..core.errors import CacheWarning
+from ..core.errors import CacheWarning, warn_at_caller
 
-__all__ = ["package_version", "default_root", "writable", "fallback_dir", "write_atomically", "drop_damaged", "warn_once"]
+__all__ = ["package_version", "default_root", "writable", "fallback_dir", "write_atomically", "write_error",
+           "why_unwritable", "drop_damaged", "warn_once"]
 
 _lock = threading.Lock()
 _writable: dict = {}
@@ -108,33 +112,60 @@ def fallback_dir(subpath: str) -> Path:
 def write_atomically(path: Path, data: bytes | str) -> bool:
     """Write ``data`` to ``path`` through a temporary file and a rename, so that no reader ever sees
     half a file; False when the folder cannot be written."""
+    return write_error(path, data) is None
+
+
+def write_error(path: Path, data: bytes | str) -> OSError | None:
+    """``write_atomically``, returning None when the file was written, else the OSError that
+    stopped it (ENOSPC on a full disk, EISDIR when a directory stands where the file should be,
+    EACCES / EROFS...); the temporary file is removed either way."""
     path = Path(path)
     raw = data.encode() if isinstance(data, str) else data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError:
-        return False
+    except OSError as exc:
+        return exc
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
+        if path.is_dir():   # os.replace would say EISDIR, or (some systems) EEXIST, or even succeed on an empty one
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         os.replace(tmp, path)
-        return True
-    except OSError:
+        return None
+    except OSError as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        return False
+        return exc
 
 
-def warn_once(key, message: str, stacklevel: int = 3) -> None:
-    """One CacheWarning per ``key`` per process."""
+# errno -> the cause in words, for the one warning a failed cache write gives
+_CAUSES = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+           errno.EISDIR: "a directory stands where the file should be", errno.EROFS: "the file system is read-only",
+           errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+
+
+def why_unwritable(exc: BaseException) -> str:
+    """A failed cache write's cause in words, with the system's message: 'the disk is full
+    ([Errno 28] No space left on device: ...)'."""
+    cause = _CAUSES.get(getattr(exc, "errno", None))
+    detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, OSError) else str(exc)
+    return f"{cause} ({detail})" if cause else detail
+
+
+def warn_once(key, message: str, stacklevel: int = 3, at_caller: bool = False) -> None:
+    """One CacheWarning per ``key`` per process; ``at_caller``: attributed to the user's line that
+    called into gpupromote (however deep the compile that failed), else to ``stacklevel``."""
     with _lock:
         if key in _warned:
             return
         _warned.add(key)
-    warnings.warn(message, CacheWarning, stacklevel=stacklevel)
+    if at_caller:
+        warn_at_caller(message, CacheWarning)
+    else:
+        warnings.warn(message, CacheWarning, stacklevel=stacklevel)
 
 
 def drop_damaged(path, why: BaseException | str) -> None:

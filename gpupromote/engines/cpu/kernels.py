@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import linecache
 import sys
+import threading
 import types as _pytypes
 from pathlib import Path
 
 import numpy as np
-from numba import types as _nbtypes
+from numba import cfunc, types as _nbtypes
 from numba.core import errors as numba_errors
 
 from ...kernel import ir
 from . import threads as _cpu_threads
-from ..disk_cache import drop_damaged, warn_once, write_atomically
+from ..disk_cache import drop_damaged, warn_once, why_unwritable, write_error
 from .cache import KERNEL_DIR, READ_DIRS, WRITE_DIR, cached_cfunc, claim_dir
 from .source import MAX_STRIDED_NDIM, as_kernel, source, storage_view
 
@@ -30,31 +32,63 @@ __all__ = ["kernel_for", "no_kernel", "compile_stats"]
 _NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64)
 
 
+# Loading a module (filing it, executing it) and compiling an entry point happen once per process
+# however many threads ask at once: a module is published in sys.modules and _modules only after it
+# has run to its end (a thread that found it half-executed would see no ``flat``).
+_load_lock = threading.RLock()
+_modules: dict = {}     # name -> a fully executed kernel module
+
+
 def _load_module(src: str):
     """The module for ``src``, executed from the in-memory text and filed as
     ``<kernel dir>/_gpk_<hash>.py``, the file Numba's disk cache is keyed on (written once,
-    atomically; a copy that differs from ``src`` is damaged and is written again)."""
+    atomically; a copy that differs from ``src`` is damaged and is written again). Where that file
+    cannot be written (a full disk, a directory in its place) the module is compiled in memory,
+    without a disk cache, after one CacheWarning naming the cause."""
     name = "_gpk_" + hashlib.sha1(src.encode()).hexdigest()[:24]
-    mod = sys.modules.get(name)
+    mod = _modules.get(name)
     if mod is not None:
         return mod
-    path = _module_file(name, src)
-    claim_dir(path.parent)
-    mod = _pytypes.ModuleType(name)
-    mod.__file__ = str(path)
-    sys.modules[name] = mod
-    try:
-        # why: compiled from `src`, not read back: a damaged file can never become the code that runs
-        exec(compile(src, str(path), "exec"), mod.__dict__)
-    except BaseException:
-        del sys.modules[name]
-        raise
+    with _load_lock:
+        mod = _modules.get(name)
+        if mod is not None:
+            return mod
+        path = _module_file(name, src)
+        if path is None:
+            mod = _in_memory_module(name, src)
+        else:
+            claim_dir(path.parent)
+            mod = _pytypes.ModuleType(name)
+            mod.__file__ = str(path)
+            # why: compiled from `src`, not read back: a damaged file can never become the code that runs
+            exec(compile(src, str(path), "exec"), mod.__dict__)
+        sys.modules[name] = _modules[name] = mod
     return mod
 
 
-def _module_file(name: str, src: str) -> Path:
+# The generated module's import of the cached decorator; a module compiled in memory takes Numba's
+# own decorators instead (no file: nothing for Numba's disk cache to key on).
+_CACHED_IMPORT = "from gpupromote.engines.cpu.cache import cached_njit"
+
+
+def _in_memory_module(name: str, src: str):
+    if _CACHED_IMPORT not in src:
+        raise OSError(f"gpupromote: cannot write the kernel module {name}.py, and the generated source has no "
+                      f"{_CACHED_IMPORT!r} to compile it in memory instead")
+    filename = f"<gpupromote kernel {name} (in memory)>"
+    text = src.replace(_CACHED_IMPORT, "from numba import njit as cached_njit")
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)   # tracebacks show the code
+    mod = _pytypes.ModuleType(name)
+    mod.__file__ = filename
+    mod.__gp_in_memory__ = True
+    exec(compile(text, filename, "exec"), mod.__dict__)
+    return mod
+
+
+def _module_file(name: str, src: str) -> Path | None:
     """Where the kernel module ``name`` lives: the first folder of READ_DIRS holding an intact copy;
-    else it is written (again) to WRITE_DIR."""
+    else it is written (again) to WRITE_DIR; None when it cannot be written there (the caller then
+    compiles it in memory; one CacheWarning says why)."""
     for folder in READ_DIRS:
         path = folder / f"{name}.py"
         try:
@@ -62,6 +96,8 @@ def _module_file(name: str, src: str) -> Path:
                 on_disk = f.read()
         except FileNotFoundError:
             continue
+        except IsADirectoryError:
+            continue   # not a damaged file: the write below fails and says so
         except (OSError, UnicodeDecodeError) as exc:
             drop_damaged(path, exc)
             continue
@@ -75,9 +111,15 @@ def _module_file(name: str, src: str) -> Path:
                   f"gpupromote: the kernel cache {KERNEL_DIR} cannot be written; it is read, and new kernels "
                   f"are cached in {WRITE_DIR}")
     # a concurrent writer writes the same text, and the rename is atomic: any winner is right
-    if not write_atomically(path, src):
-        raise OSError(f"gpupromote: cannot write the kernel module {path}")
-    return path
+    failure = write_error(path, src)
+    if failure is None:
+        return path
+    # the key Numba's own failed saves into WRITE_DIR warn under (cache.py): one warning for both
+    warn_once(("unwritable", str(WRITE_DIR)),
+              f"gpupromote: cannot write the kernel cache in {WRITE_DIR}: {why_unwritable(failure)}; kernels "
+              f"that are not cached yet are compiled in memory and kept for this process only (a later process "
+              f"writes the cache again once it can)", at_caller=True)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,11 +177,15 @@ class _Compiled:
         self.out_view = storage_view(kernel.out)
         self.nflags = len(kernel.checks)
         self._native = None
+        self._lock = threading.Lock()
 
     def strided(self, ndim):
         fn = self._strided.get(ndim)
         if fn is None:
-            fn = self._strided[ndim] = self.module._jit(getattr(self.module, f"strided{ndim}"))
+            with self._lock:   # one dispatcher per function, however many threads ask first
+                fn = self._strided.get(ndim)
+                if fn is None:
+                    fn = self._strided[ndim] = self.module._jit(getattr(self.module, f"strided{ndim}"))
         return fn
 
     def native(self):
@@ -148,7 +194,11 @@ class _Compiled:
         compiled dispatcher calls. None for kernels with checks (their flags need the Python
         path)."""
         if self._native is None and not self.nflags:
-            self._native = cached_cfunc(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
+            with self._lock:
+                if self._native is None:
+                    # a module compiled in memory (no file to key a disk cache on) gets Numba's own cfunc
+                    make = cfunc if getattr(self.module, "__gp_in_memory__", False) else cached_cfunc
+                    self._native = make(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
         return self._native
 
     def compile_stats(self) -> dict:
@@ -232,7 +282,10 @@ def kernel_for(kernel) -> _Compiled:
     kernel = as_kernel(kernel)
     k = _kernels.get(kernel)
     if k is None:
-        k = _kernels[kernel] = _Compiled(kernel)
+        with _load_lock:
+            k = _kernels.get(kernel)
+            if k is None:
+                k = _kernels[kernel] = _Compiled(kernel)
     return k
 
 

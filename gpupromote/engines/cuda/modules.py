@@ -22,7 +22,8 @@ Compilation and caches:
   ``~/.cupy/kernel_cache/gpupromote``) and loaded with ``cupy.RawModule(path=...)``. A truncated or
   overwritten file (or one the driver refuses as an image) is dropped with a ``CacheWarning`` and
   compiled again; a read-only cache folder is read, and new cubins go to one stable writable folder
-  (engines/disk_cache.py).
+  (engines/disk_cache.py); where a cubin cannot be written at all (a full disk), it is loaded from
+  memory after one ``CacheWarning`` naming the cause.
 
 Note: kernels are compiled by gpupromote and loaded from the cubin, not through
 ``cupy.RawModule(code=...)``: CuPy appends ``-ftz=true`` to every NVRTC compile it makes, which
@@ -140,8 +141,8 @@ def _load_cached(cp, path: str, ext: str, device_id: int):
     try:
         with open(path, "rb") as f:
             data = f.read()
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, IsADirectoryError):
+        return None   # a directory in the file's place is no damaged file: the write then fails and says so
     except OSError as exc:
         _disk_cache.drop_damaged(path, exc)
         return None
@@ -181,10 +182,48 @@ def load_module(source: str, any_complex: bool, device_id: int):
         _disk_cache.warn_once(("unwritable", read_dirs[0]),
                               f"gpupromote: the CUDA kernel cache {read_dirs[0]} cannot be written; it is read, "
                               f"and new kernels are cached in {write_dir}")
-    if not _write_atomically(path, binary):
-        raise OSError(f"gpupromote: cannot write the compiled kernel to {path}")
+    failure = _disk_cache.write_error(path, binary)
+    if failure is not None:
+        # a full disk (or a directory where the file should be): load this module from memory,
+        # after one warning naming the cause; a later process on a freed disk caches it again
+        _disk_cache.warn_once(("unwritable", write_dir),
+                              f"gpupromote: cannot write the CUDA kernel cache in {write_dir}: "
+                              f"{_disk_cache.why_unwritable(failure)}; kernels that are not cached yet are loaded "
+                              f"from memory and kept for this process only", at_caller=True)
+        return _load_from_memory(cp, binary, name, device_id, failure), "compiled"
     with cp.cuda.Device(device_id):
         return cp.RawModule(path=path), "compiled"
+
+
+def _load_from_memory(cp, binary: bytes, name: str, device_id: int, failure: OSError):
+    """A module loaded from ``binary`` without the cache folder: through an anonymous in-memory file
+    (memfd, Linux), which the driver reads by its /proc path, else through a private temporary
+    file; loaded now (``compile()``), so that the file can go at once."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create(f"gpupromote-{name}")
+        try:
+            os.write(fd, binary)
+            with cp.cuda.Device(device_id):
+                module = cp.RawModule(path=f"/proc/self/fd/{fd}")
+                module.compile()
+            return module
+        finally:
+            os.close(fd)
+    import tempfile
+    try:
+        handle, tmp = tempfile.mkstemp(prefix="gpupromote-", suffix=os.path.splitext(name)[1])
+        with os.fdopen(handle, "wb") as f:
+            f.write(binary)
+    except OSError as exc:
+        raise OSError(f"gpupromote: cannot write the compiled kernel {name} anywhere: the cache folder "
+                      f"({_disk_cache.why_unwritable(failure)}) nor a temporary file ({exc})") from None
+    try:
+        with cp.cuda.Device(device_id):
+            module = cp.RawModule(path=tmp)
+            module.compile()
+        return module
+    finally:
+        os.unlink(tmp)
 
 
 _lock = threading.RLock()
