@@ -7,7 +7,7 @@ import warnings
 
 from .kinds import KIND_ORDER
 
-__all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "describe_operand",
+__all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "OverlappingOutput", "describe_operand",
            "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint",
            "warn_at_caller"]
 
@@ -32,6 +32,13 @@ class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
     (PyTorch, PaddlePaddle, TensorFlow). One class for a Python-int divisor and an array divisor
     alike: a ZeroDivisionError, and a RuntimeError as PyTorch raises it ("RuntimeError:
     ZeroDivisionError"), so either except clause catches it."""
+
+
+class OverlappingOutput(ValueError, RuntimeError):
+    """out= has elements that share one memory location (a stride-0, expanded view), which an
+    elementwise write cannot give one value each. A ValueError, and a RuntimeError as PyTorch
+    raises it ("more than one element of the written-to tensor refers to a single memory
+    location"), so either except clause catches it."""
 
 
 class FuseError(TypeError):

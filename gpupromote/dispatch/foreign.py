@@ -28,6 +28,7 @@ import importlib
 import numpy as np
 
 from ..core import dtypes as D
+from ..core.errors import OverlappingOutput
 
 __all__ = ["is_foreign", "adopt", "export", "result_like", "call", "describe", "device_kind", "asarray"]
 
@@ -82,8 +83,14 @@ _DEVICES = {1: "cpu",    # kDLCPU
             13: "cuda"}  # kDLCUDAManaged
 
 
-def _dl_tensor(capsule) -> _DLTensor:
-    name = _capsule_name(capsule)
+def _dl_tensor(capsule, x=None) -> _DLTensor:
+    try:
+        name = _capsule_name(capsule)
+    except (ValueError, TypeError):   # ctypes' "PyCapsule_GetName called with invalid PyCapsule object"
+        owner = f"a {_type_name(x)}'s __dlpack__()" if x is not None else "__dlpack__()"
+        raise TypeError(f"{owner} returned a {type(capsule).__name__}, not a DLPack capsule: gpupromote reads foreign "
+                        f"arrays through DLPack; pass a NumPy array (np.asarray(x)) or an array whose library "
+                        f"implements __dlpack__") from None
     layout = _CAPSULES.get(name)
     if layout is None:
         raise BufferError(f"not a DLPack capsule: {name!r}")
@@ -102,7 +109,7 @@ class _Import:
 
     def __dlpack__(self, **kwargs):
         capsule = self.x.__dlpack__(**kwargs)
-        t = _dl_tensor(capsule)
+        t = _dl_tensor(capsule, self.x)
         logical = _BIT_PATTERNS.get((t.dtype.code, t.dtype.bits))
         if logical is not None and t.dtype.lanes == 1:
             self.dtype = D.dtype(logical)
@@ -157,12 +164,45 @@ def device_kind(x) -> str:
     """"cpu" or "cuda": where a foreign array's data lives, by its __dlpack_device__."""
     if not hasattr(x, "__dlpack_device__"):
         return "cuda"  # __cuda_array_interface__ only: device memory
-    device_type = int(x.__dlpack_device__()[0])
+    if _torch_like(x) and getattr(getattr(x, "device", None), "type", None) == "meta":
+        return "cpu"   # a shape and a dtype, no data: described as a host array (as gp.spec is); adopt refuses it
+    try:
+        device = x.__dlpack_device__()
+    except Exception as exc:  # noqa: BLE001 - the library's own refusal, e.g. torch's "Unknown device type meta for Dlpack"
+        raise TypeError(f"a {_type_name(x)} cannot say where its data lives (its __dlpack_device__() raised "
+                        f"{type(exc).__name__}: {exc}); gpupromote computes on data on the CPU or an NVIDIA GPU: "
+                        f"move it to one first, or pass a NumPy array") from None
+    try:
+        device_type = int(device[0])
+    except (TypeError, ValueError, IndexError, KeyError):
+        raise TypeError(f"a {_type_name(x)}'s __dlpack_device__() returned {device!r}, not (device type, device id) "
+                        f"as DLPack defines it (integers, e.g. (1, 0) for the CPU); gpupromote cannot tell where its "
+                        f"data lives: pass a NumPy array, or fix its __dlpack_device__") from None
     kind = _DEVICES.get(device_type)
     if kind is None:
         raise TypeError(f"a {_type_name(x)} on DLPack device type {device_type}: gpupromote computes on the CPU and "
                         f"on NVIDIA GPUs; move it to one first")
     return kind
+
+
+def _torch_like(x) -> bool:
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _no_data(x):
+    """Refuse, with the fix, a torch tensor that has no data gpupromote could read: on the meta device
+    (a shape and a dtype only) or of a sparse layout (DLPack carries strided memory only)."""
+    if not _torch_like(x):
+        return
+    device = getattr(x, "device", None)
+    if getattr(device, "type", None) == "meta":
+        raise TypeError(f"a {_type_name(x)} on the meta device has no data to compute on; for its result dtype alone use "
+                        f"gp.result_type(...) with gp.spec(dtype, ndim), or materialize it (torch.empty_like(t, "
+                        f"device='cpu'))")
+    layout = str(getattr(x, "layout", "torch.strided"))
+    if layout != "torch.strided":
+        raise TypeError(f"a {_type_name(x)} of layout {layout} (sparse): gpupromote computes on dense, strided memory "
+                        f"(DLPack carries no other); call t.to_dense() first")
 
 
 def describe(x):
@@ -177,16 +217,55 @@ def _type_name(x) -> str:
 # ---------------------------------------------------------------------------------------------
 # In
 
+def _resolved(x, writable: bool):
+    """``x`` with torch's lazy view bits applied: a tensor whose negative bit (``z.conj().imag``,
+    ``t.is_neg()``) or conjugate bit (``z.conj()``) is set holds the other values in memory, and DLPack
+    hands over the memory only. Read: the values resolved (``resolve_neg()`` / ``resolve_conj()``, a
+    copy). Written (out=): refused, since writing the memory would store the values negated."""
+    flags = [name for name in ("neg", "conj") if callable(getattr(x, f"is_{name}", None)) and getattr(x, f"is_{name}")()]
+    if not flags:
+        return x
+    if writable:
+        bit = " and ".join(f"the {'negative' if f == 'neg' else 'conjugate'} bit" for f in flags)
+        raise ValueError(f"out: a {_type_name(x)} with {bit} set (a lazy view such as z.conj() or z.conj().imag) "
+                         f"cannot be written through: its memory holds the {'negated' if flags == ['neg'] else 'conjugated'} "
+                         f"values. Drop out= and assign the result (t.copy_(result)), or pass a tensor without the bit")
+    for name in flags:
+        x = getattr(x, f"resolve_{name}")()
+    return x
+
+
+def _check_no_overlap(x, storage):
+    """out= must not have two elements in one memory location (a stride-0, expanded view): PyTorch
+    refuses such an out= ("unsupported operation: more than one element of the written-to tensor
+    refers to a single memory location"); so does gpupromote, with the same words."""
+    if storage.size > 1 and any(st == 0 and n > 1 for st, n in zip(storage.strides, storage.shape)):
+        raise OverlappingOutput(f"out: unsupported operation: more than one element of the written-to {_type_name(x)} "
+                                f"refers to a single memory location (stride 0 along an axis of shape "
+                                f"{tuple(storage.shape)}: an expanded or broadcast view). Please clone() it (or drop "
+                                f"out=) before writing into it")
+
+
+def _cuda_unusable(x, exc) -> TypeError:
+    return TypeError(f"a {_type_name(x)} says its data lives on a CUDA device, and gpupromote's CUDA engine cannot reach "
+                     f"it here ({type(exc).__name__}: {str(exc)[:200]}): install CuPy and a CUDA driver for the "
+                     f"device, or move the array to the CPU first (e.g. t.cpu())")
+
+
 def adopt(x, writable: bool = False):
     """A gp.Array viewing foreign array ``x``'s memory (no copy), on the engine where it lives.
-    ``writable``: it will be written (out=): refuse read-only memory (a JAX array) up front."""
+    ``writable``: it will be written (out=): refuse read-only memory (a JAX array) and memory two
+    elements share (an expanded view) up front. A torch tensor with its negative or conjugate bit
+    set is read resolved (a copy) and refused as out=."""
     from .array import Array
+    _no_data(x)
     kind = device_kind(x)
+    x = _resolved(x, writable)
     if kind == "cpu":
         producer = _Import(x)
         try:
             storage = np.from_dlpack(producer)
-        except (BufferError, RuntimeError, TypeError) as exc:
+        except (BufferError, RuntimeError, TypeError, ValueError) as exc:
             raise TypeError(f"cannot read a {_type_name(x)} of dtype {getattr(x, 'dtype', '?')} through DLPack: {exc}") from None
         dtype = producer.dtype or D.dtype(storage.dtype)
         if producer.dtype is not None:
@@ -197,13 +276,26 @@ def adopt(x, writable: bool = False):
         if writable and not storage.flags.writeable:
             raise ValueError(f"out: a {_type_name(x)} is read-only (JAX arrays are immutable), so gpupromote cannot "
                              f"write into it; drop out= and use the returned array")
+        if writable:
+            _check_no_overlap(x, storage)
         return Array(storage, dtype, "cpu")
-    import cupy
-    if not hasattr(x, "__dlpack__"):
-        storage = cupy.asarray(x)   # __cuda_array_interface__: a view of the same memory
-        return Array(storage, D.dtype(storage.dtype))
-    producer = _Import(x)
-    storage = cupy.from_dlpack(producer)
+    try:
+        import cupy
+        if not hasattr(x, "__dlpack__"):
+            storage = cupy.asarray(x)   # __cuda_array_interface__: a view of the same memory
+            if writable:
+                _check_no_overlap(x, storage)
+            return Array(storage, D.dtype(storage.dtype))
+        producer = _Import(x)
+        storage = cupy.from_dlpack(producer)
+    except (TypeError, BufferError) as exc:
+        if "DLPack capsule" in str(exc):
+            raise
+        raise TypeError(f"cannot read a {_type_name(x)} of dtype {getattr(x, 'dtype', '?')} through DLPack: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - no CuPy, no driver (cudaErrorInsufficientDriver), no device
+        raise _cuda_unusable(x, exc) from None
+    if writable:
+        _check_no_overlap(x, storage)
     dtype = producer.dtype or D.dtype(storage.dtype)
     if producer.dtype is not None:
         from ..engines.cuda.engine import storage_dtype
