@@ -171,9 +171,23 @@ def _cmd_explain(args):
     return 0
 
 
+def _picture_path(fmt):
+    """An argparse type: a file name that ends in ``.<fmt>`` (matplotlib picks the format by the
+    suffix, and a name without one would be written as a PNG under another name)."""
+    def check(text):
+        if os.path.splitext(text)[1].lower() != f".{fmt}":
+            raise argparse.ArgumentTypeError(f"--{fmt} {text!r}: the file name must end in .{fmt} (the picture's "
+                                             f"format is its suffix), e.g. --{fmt} {os.path.splitext(text)[0] or 'table'}.{fmt}")
+        return text
+    check.__name__ = f"{fmt} file"
+    return check
+
+
 def _add_picture_options(p):
-    p.add_argument("--png", help="also draw the picture into this PNG file (needs matplotlib)")
-    p.add_argument("--svg", help="also draw the picture into this SVG file (needs matplotlib)")
+    p.add_argument("--png", type=_picture_path("png"), metavar="FILE.png",
+                   help="also draw the picture into this PNG file (needs matplotlib)")
+    p.add_argument("--svg", type=_picture_path("svg"), metavar="FILE.svg",
+                   help="also draw the picture into this SVG file (needs matplotlib)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -234,7 +248,14 @@ def _register_kernels(p):
 def _kernel_operands(op, dtypes_, scalar, ndim):
     from ..dispatch.api import spec
     names = [s.strip() for s in dtypes_.split(",") if s.strip()]
-    operands = [spec(n, ndim=ndim) for n in names]
+    operands = [spec(n, ndim=ndim) for n in names]   # an unknown dtype is refused first
+    the_op = op_named(op)
+    # where's condition may be left out (a bool array is put first)
+    takes = (2, 3) if the_op.name == "where" else (the_op.arity,)
+    if len(names) not in takes:
+        raise ValueError(f"--op {op} takes {' or '.join(map(str, takes))} operand(s), --dtypes names {len(names)} "
+                         f"({', '.join(names) or 'none'}): one dtype per operand, e.g. --dtypes "
+                         f"{','.join((['bool'] if the_op.name == 'where' else []) + ['float16', 'float32', 'int8'][:takes[0] - (the_op.name == 'where')])}")
     if scalar:  # the last operand becomes a Python scalar of its kind: a folded, by-value parameter
         last = D.dtype(names[-1])
         operands[-1] = {"b": True, "u": 1, "i": 1, "f": 1.0, "c": 1j}[last.kind]

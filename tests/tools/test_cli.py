@@ -77,6 +77,10 @@ ERRORS = [
     (["explain", "int8[3]"], "cannot read 'int8[3]'"),
     (["warmup", "--policy", "nope"], "unknown policy 'nope'"),
     (["kernels", "--op", "add", "--dtypes", "nope"], "unknown dtype 'nope'"),
+    (["kernels", "--op", "add", "--dtypes", "int8,int16,int32"], "--op add takes 2 operand(s), --dtypes names 3"),
+    (["kernels", "--op", "add", "--dtypes", "int8"], "--op add takes 2 operand(s), --dtypes names 1"),
+    (["kernels", "--op", "exp", "--dtypes", "float32,float32"], "--op exp takes 1 operand(s)"),
+    (["kernels", "--op", "where", "--dtypes", "bool,int8,int8,int8"], "--op where takes 2 or 3 operand(s)"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ]
 
@@ -88,6 +92,28 @@ def test_every_error_is_one_line_and_a_nonzero_status(argv, says):
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0] and lines[0].startswith("python -m gpupromote"), done.stderr
+
+
+@pytest.mark.parametrize("command", [["table", "numpy"], ["diff", "numpy", "torch"], ["audit", "torch"]],
+                         ids=lambda c: c[0])
+@pytest.mark.parametrize("option, name", [("--svg", "picture"), ("--svg", "picture.png"), ("--png", "picture"),
+                                          ("--png", "picture.svg"), ("--svg", "picture.svg.bak")])
+def test_a_picture_file_must_end_in_its_format(tmp_path, command, option, name):
+    """--svg FILE / --png FILE: the suffix is the format (matplotlib's rule); a name without it, or
+    with the other one, is refused before anything is drawn, and nothing is written."""
+    done = subprocess.run([sys.executable, "-m", "gpupromote", *command, option, str(tmp_path / name)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"must end in {option.replace('--', '.')}" in lines[0], done.stderr
+    assert not list(tmp_path.iterdir()), "nothing is written"
+
+
+def test_kernels_takes_one_dtype_per_operand(capsys):
+    assert cli.main(["kernels", "--op", "where", "--dtypes", "int8,float32"]) == 0   # the condition left out
+    assert "op='where', inputs=(gp.bool_, gp.int8, gp.float32)" in capsys.readouterr().out
+    assert cli.main(["kernels", "--op", "add", "--dtypes", "int8,float32"]) == 0
+    assert cli.main(["kernels", "--op", "add", "--dtypes", "int8,float32,int16"]) == 1
 
 
 def test_a_closed_pipe_ends_the_command_quietly():
