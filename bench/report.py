@@ -40,6 +40,23 @@ GOALS = {
     "fuse a*b+c*d-e N=1e7 float32": (2.0, "ratio"),  # >= 2x NumPy eager
     "fuse a*b+c*d-e N=1e7 float16": (5.0, "ratio"),
     "fuse: cold compile": (0.150, "time"),
+    "unary exp N=1e7 float32|numpy": (0.5, "ratio"),   # correctly rounded against NumPy's AVX-512 loops
+    "unary log N=1e7 float32|numpy": (0.5, "ratio"),
+    "unary tanh N=1e7 float32|numpy": (0.5, "ratio"),
+    "unary sigmoid N=1e7 float32|numpy": (0.5, "ratio"),
+    "unary exp N=1e7 float16|numpy": (3.0, "ratio"),
+    "unary log N=1e7 float16|numpy": (3.0, "ratio"),
+    "unary tanh N=1e7 float16|numpy": (3.0, "ratio"),
+    "unary sigmoid N=1e7 float16|numpy": (3.0, "ratio"),
+    "unary exp N=1e7 bfloat16|numpy": (3.0, "ratio"),
+    "unary log N=1e7 bfloat16|numpy": (3.0, "ratio"),
+    "unary tanh N=1e7 bfloat16|numpy": (3.0, "ratio"),
+    "unary sigmoid N=1e7 bfloat16|numpy": (3.0, "ratio"),
+    "gelu tanh N=1e7 float32|numpy": (2.0, "ratio"),
+    "gelu tanh N=1e7 float32|numexpr": (1.0, "ratio"),
+    "gelu tanh N=1e7 float16|numpy": (5.0, "ratio"),
+    "unary: cold compile": (0.100, "time"),
+    "gelu: cold compile": (0.150, "time"),
     "fuse: warm load": (0.005, "time"),
 }
 

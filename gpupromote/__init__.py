@@ -26,7 +26,7 @@ from .dispatch.functions import (
     floor, ceil, trunc, rint, sign, square, reciprocal, isnan, isinf, isfinite, signbit, logical_not,
     invert, conj, real, imag, angle, sub, mul, div, divide, atan2, eq, ne, lt, le, gt, ge, mod, floordiv,
     truediv, neg, bitwise_not, bitwise_invert, pos, asin, acos, atan, asinh, acosh, atanh, expit, conjugate,
-    fix, is_nan, is_inf, is_finite, around, clip, clamp, clip_by_value,
+    fix, is_nan, is_inf, is_finite, around, clip, clamp, clip_by_value, astype,
 )
 from .dispatch.fuse import fuse
 from .engines.cpu.threads import get_num_threads, num_threads, set_num_threads   # numba loads on first use
@@ -82,5 +82,5 @@ __all__ = [
     "isinf", "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul",
     "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg",
     "bitwise_not", "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit",
-    "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value",
+    "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype",
 ]

@@ -103,6 +103,39 @@ template <> struct gp_caster<bool, double> {
   static GP_DEV bool cast(const double& v) { return !(v == 0.0); }
 };
 
+// float -> integer as NumPy gives it on x86-64 (engines/cpu/casts.py says why each rule): C++
+// leaves NaN and out-of-range values undefined and CUDA saturates them, so the rule is written out.
+// x86's truncating conversions give INT_MIN of their width ("integer indefinite") for those values.
+GP_DEV int gp_cvtt32(double v) { return (v > -2147483649.0 && v < 2147483648.0) ? (int)v : (int)0x80000000u; }
+GP_DEV long long gp_cvtt64(double v) {
+  return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (long long)v : (long long)0x8000000000000000ull;
+}
+GP_DEV unsigned long long gp_cvtt_u64(double v) {
+  return v >= 9223372036854775808.0 ? (unsigned long long)gp_cvtt64(v - 9223372036854775808.0) ^ 0x8000000000000000ull
+                                    : (unsigned long long)gp_cvtt64(v);
+}
+#define GP_FLOAT_TO_INT(T, HOW)                                                                       \
+  template <> struct gp_caster<T, float> { static GP_DEV T cast(const float& v) { return (T)HOW((double)v); } }; \
+  template <> struct gp_caster<T, double> { static GP_DEV T cast(const double& v) { return (T)HOW(v); } };
+GP_FLOAT_TO_INT(signed char, gp_cvtt32)
+GP_FLOAT_TO_INT(unsigned char, gp_cvtt32)
+GP_FLOAT_TO_INT(short, gp_cvtt32)
+GP_FLOAT_TO_INT(unsigned short, gp_cvtt32)
+GP_FLOAT_TO_INT(int, gp_cvtt32)
+GP_FLOAT_TO_INT(unsigned int, gp_cvtt64)
+GP_FLOAT_TO_INT(long long, gp_cvtt64)
+GP_FLOAT_TO_INT(unsigned long long, gp_cvtt_u64)
+#undef GP_FLOAT_TO_INT
+
+// a float8 value (its float32 carrier) -> integer as ml_dtypes gives it: NaN is 0, +-inf the
+// target's extremes, a finite value its integer part wrapped
+template <class T> GP_DEV T gp_f8toi(float v) {
+  if (v != v) return T(0);
+  if (v > 3.0e38f) return (T)(T(0) < T(-1) ? ~0ull : ~0ull >> (65 - 8 * sizeof(T)));
+  if (v < -3.0e38f) return (T)(T(0) < T(-1) ? 0ull : 1ull << (8 * sizeof(T) - 1));
+  return (T)(long long)v;
+}
+
 #ifdef GP_HAVE_COMPLEX
 template <class T, class From> struct gp_caster<complex<T>, From> {  // real -> complex
   static GP_DEV complex<T> cast(const From& v) { return complex<T>(static_cast<T>(v), T(0)); }
@@ -170,23 +203,6 @@ template <class T> GP_DEV T gp_wrap_neg(T a) {
   return (T)(W(0) - W(a));
 }
 
-// NumPy absolute: bool stays, ints wrap (abs(INT_MIN) is INT_MIN), floats clear the sign bit (a
-// NaN's too), complex gives hypot(re, im) in the part type.
-GP_DEV bool gp_abs(bool x) { return x; }
-template <class T> GP_DEV typename gp_detail::enable_if<gp_detail::int_traits<T>::is_int, T>::type gp_abs(T x) {
-  typedef typename gp_detail::int_traits<T>::wtype W;
-  return (gp_detail::int_traits<T>::is_signed && x < T(0)) ? (T)(W(0) - W(x)) : x;
-}
-GP_DEV float gp_abs(float x) { return __uint_as_float(__float_as_uint(x) & 0x7fffffffu); }
-GP_DEV double gp_abs(double x) {
-  return __longlong_as_double((long long)((unsigned long long)__double_as_longlong(x) & 0x7fffffffffffffffull));
-}
-#ifdef GP_HAVE_COMPLEX
-// complex64 through double, rounded once (CUDA's hypotf is 3 ulp), as gp_hypot_f32 below
-GP_DEV float gp_abs(const complex<float>& z) { return (float)gp_hypot((double)z.real(), (double)z.imag()); }
-GP_DEV double gp_abs(const complex<double>& z) { return gp_hypot(z.real(), z.imag()); }
-#endif
-
 // ---- flush-to-zero (a plan flag: XLA runs with FTZ / DAZ) ------------------------------------------
 // A subnormal becomes a zero of its sign, on the bits (the result does not depend on -ftz).
 GP_DEV float gp_ftz(float x) {
@@ -212,25 +228,6 @@ GP_DEV bool gp_remainder_xla(bool, bool) { return false; }
 GP_DEV bool gp_fmod(bool, bool) { return false; }
 GP_DEV bool gp_power(bool a, bool b) { return a || !b; }
 GP_DEV bool gp_bool_true_divide(bool a, bool b) { return a || !b; }
-
-// ---- float32 transcendentals, rounded once from double ---------------------------------------------
-// Note: CUDA documents powf at 4 ulp, atan2f and hypotf at 3 and expf at 2, while the C library
-// that NumPy and the CPU engine call is correctly rounded or within one ulp. The double versions
-// (at most 2 ulp of double) rounded once to float give the correctly rounded float32 result except
-// in rare double-rounding cases, so the engines agree within one float32 ulp. float32 compute is
-// also what float16 / bfloat16 / float8 plans use (opmath). These ops stay memory-bound on an
-// H100 (double throughput is half of float's there).
-GP_DEV float gp_power_f32(float a, float b) { return (float)gp_power((double)a, (double)b); }
-GP_DEV float gp_atan2_f32(float a, float b) { return (float)gp_atan2((double)a, (double)b); }
-GP_DEV float gp_hypot_f32(float a, float b) { return (float)gp_hypot((double)a, (double)b); }
-// npy_logaddexp's float steps, with correctly rounded expf and log1pf (each from double)
-GP_DEV float gp_logaddexp_f32(float x, float y) {
-  if (x == y) return x + 0.693147180559945309417232121458176568f;  // also inf + inf without a nan
-  const float tmp = x - y;
-  if (tmp > 0.0f) return x + (float)log1p((double)(float)exp((double)-tmp));
-  if (tmp <= 0.0f) return y + (float)log1p((double)(float)exp((double)tmp));
-  return tmp;  // nan
-}
 
 // ---- nextafter on a narrow result -----------------------------------------------------------------
 // The step is one ulp of the narrow result type, not of the float32 compute type (NumPy's
@@ -279,18 +276,6 @@ template <class T> GP_DEV complex<T> gp_cmul(const complex<T>& a, const complex<
 }
 template <class T> GP_DEV complex<T> gp_cdiv(const complex<T>& a, const complex<T>& b) {
   return gp_detail::cdiv_<complex<T>, T>(a, b);
-}
-// complex64 power as the CPU engine computes it: npy_cpow's special cases and small integral
-// exponents (repeated multiplication) in float, everything else as exp(b * log(a)) in double
-// rounded once per part (thrust's float exp / log would add several float ulps).
-GP_DEV complex<float> gp_power_c64(const complex<float>& a, const complex<float>& b) {
-  const float ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
-  const bool special = (br == 0.0f && bi == 0.0f) || (ar == 0.0f && ai == 0.0f) ||
-                       (bi == 0.0f && br > -100.0f && br < 100.0f && (float)(long long)br == br);
-  if (special) return gp_power(a, b);
-  double zr, zi;
-  gp_detail::cpow_exp_log_(ar, ai, br, bi, zr, zi);
-  return complex<float>((float)zr, (float)zi);
 }
 #endif
 

@@ -7,11 +7,13 @@
 //   gp_floor_divide      yes            -      yes            -
 //   gp_remainder         yes            -      yes            -
 //   gp_fmod              yes            -      yes            -
-//   gp_power             yes            -      yes            yes
+//   gp_power             yes            -      -              -   (float, complex: owned math)
 //   gp_maximum/minimum   yes            yes    yes            yes
 //   gp_fmax/fmin         yes            yes    yes            yes
 //   gp_left/right_shift  yes            -      -              -
-//   gp_atan2, gp_hypot, gp_copysign, gp_logaddexp, gp_nextafter   float/double only
+//   gp_copysign, gp_nextafter                                     float/double only
+//   (atan2, hypot, logaddexp and the float and complex powers are the owned math library's,
+//   kernel/math, through the glue engines/cuda/math.py writes into each translation unit)
 //   gp_floor_divide_xla, gp_remainder_xla                         integers + float/double
 //
 //   (*)  signed char, char, unsigned char, short, unsigned short, int, unsigned int, long,
@@ -38,14 +40,13 @@
 //   * Conversions, copysign, nextafter and the float comparisons in maximum/minimum/fmax/fmin
 //     are done on the integer bit patterns, so they give the same bits on the host and on the
 //     device, even when a kernel is compiled with -ftz=true (CuPy always passes it). The other
-//     float helpers use float arithmetic and the CUDA math library on the device, so under
-//     -ftz=true float32 subnormals are flushed, and atan2/hypot/pow/log1p/exp have the CUDA
-//     math library's documented ulp bounds there.
+//     float helpers use exact operations only (fmod, floor, IEEE arithmetic): no function of the
+//     CUDA math library with an error bound is called.
 //   * Integer helpers never trigger C++ undefined behaviour: division by zero, INT_MIN / -1,
 //     over-wide or negative shift counts and power overflow are all handled explicitly (the
 //     wrapping multiplications run in an unsigned type of at least 32 bits).
-//   * Host builds (g++ / clang) need nothing but <math.h> and <string.h>; this is how the test
-//     suite checks every helper against NumPy on a machine without a GPU.
+//   * Host builds (g++ / clang) need nothing but <math.h> (fmod, floor) and <string.h>; this is
+//     how the test suite checks every helper against NumPy on a machine without a GPU.
 
 #ifndef GPUPROMOTE_MATH_CUH
 #define GPUPROMOTE_MATH_CUH
@@ -219,20 +220,8 @@ GP_HD float m_fmod(float a, float b) { return fmodf(a, b); }
 GP_HD double m_fmod(double a, double b) { return fmod(a, b); }
 GP_HD float m_floor(float a) { return floorf(a); }
 GP_HD double m_floor(double a) { return floor(a); }
-GP_HD float m_pow(float a, float b) { return powf(a, b); }
-GP_HD double m_pow(double a, double b) { return pow(a, b); }
-GP_HD float m_atan2(float a, float b) { return atan2f(a, b); }
-GP_HD double m_atan2(double a, double b) { return atan2(a, b); }
-GP_HD float m_hypot(float a, float b) { return hypotf(a, b); }
-GP_HD double m_hypot(double a, double b) { return hypot(a, b); }
-GP_HD float m_log1p(float a) { return log1pf(a); }
-GP_HD double m_log1p(double a) { return log1p(a); }
-GP_HD float m_exp(float a) { return expf(a); }
-GP_HD double m_exp(double a) { return exp(a); }
 GP_HD float m_fabs(float a) { return fabsf(a); }
 GP_HD double m_fabs(double a) { return fabs(a); }
-GP_HD float loge2(float) { return 0.693147180559945309417232121458176568f; }
-GP_HD double loge2(double) { return 0.693147180559945309417232121458176568; }
 // products that the device compiler must not contract into an FMA (NumPy does not)
 GP_HD float mul_rn(float a, float b) {
 #ifdef __CUDA_ARCH__
@@ -453,11 +442,8 @@ template <class T> GP_HD GP_IF_INT(T) gp_power(T a, T b) {
   }
   return T(U(result));
 }
-// A NaN base comes back as it is (quieted), sign included, as C's pow does for any exponent but 0.
-template <class T> GP_HD GP_IF_FLOAT(T) gp_power(T a, T b) {
-  if (gp_detail::isnan_(a) && b != T(0)) return gp_detail::quiet_(a);
-  return gp_detail::m_pow(a, b);
-}
+// Float and complex powers are the owned math library's (gp_powerf, gp_power_complex: the glue
+// engines/cuda/math.py writes into each translation unit).
 
 namespace gp_detail {
 template <class C, class T> GP_HD C cmul_(const C& a, const C& b) {
@@ -478,90 +464,7 @@ template <class C, class T> GP_HD C cdiv_(const C& a, const C& b) {  // Smith's 
   return C(mul_rn(mul_rn(ar, rat) + ai, scl), mul_rn(mul_rn(ai, rat) - ar, scl));
 }
 
-// (a + bi)(c + di) with C99 Annex G's recovery of infinities (libgcc's __muldc3, what glibc's
-// cpow multiplies b * log(a) with); the CPU engine's twin is _numba_complex._cmul_annex_g.
-GP_HD bool isinf_d_(double x) { return x - x != x - x && x == x; }
-GP_HD double box_(double x) { return copysign_(isinf_d_(x) ? 1.0 : 0.0, x); }
-GP_HD double unnan_(double x) { return isnan_(x) ? copysign_(0.0, x) : x; }
-GP_HD void cmul_annex_g_(double a, double b, double c, double d, double& x, double& y) {
-  const double ac = mul_rn(a, c), bd = mul_rn(b, d), ad = mul_rn(a, d), bc = mul_rn(b, c);
-  x = ac - bd; y = ad + bc;
-  if (!(isnan_(x) && isnan_(y))) return;
-  bool recalc = false;
-  if (isinf_d_(a) || isinf_d_(b)) { a = box_(a); b = box_(b); c = unnan_(c); d = unnan_(d); recalc = true; }
-  if (isinf_d_(c) || isinf_d_(d)) { c = box_(c); d = box_(d); a = unnan_(a); b = unnan_(b); recalc = true; }
-  if (!recalc && (isinf_d_(ac) || isinf_d_(bd) || isinf_d_(ad) || isinf_d_(bc))) {
-    a = unnan_(a); b = unnan_(b); c = unnan_(c); d = unnan_(d); recalc = true;
-  }
-  if (recalc) {
-    const double inf_ = from_bits(float_traits<double>::exp_mask, 0.0);
-    x = inf_ * (mul_rn(a, c) - mul_rn(b, d)); y = inf_ * (mul_rn(a, d) + mul_rn(b, c));
-  }
-}
-
-// exp(b * log(a)) in double, written as the CPU engine's twin computes it (numba's complex
-// log and exp, and the Annex G product): log a = (log hypot(ar, ai), atan2(ai, ar)); w = b * log a;
-// exp(w) by parts, with C99's inf / NaN cases, and exp(x + 0i) = exp(x) + 0i so that
-// an overflow gives inf+0j (as NumPy's cpow) and not inf * 0 = nan.
-GP_HD void cpow_exp_log_(double ar, double ai, double br, double bi, double& zr, double& zi) {
-  const double lr = log(hypot(ar, ai)), li = atan2(ai, ar);
-  double wr, wi;
-  cmul_annex_g_(br, bi, lr, li, wr, wi);
-  const double nan_ = qnan_<double>();
-  if (wi == 0.0) { zr = exp(wr); zi = wi; return; }
-  const bool wr_finite = wr - wr == 0.0, wi_finite = wi - wi == 0.0;
-  if (wr_finite || wr < 0.0) {             // finite, or -inf: exp(wr) * (cos, sin); -inf * nan-free
-    if (!wi_finite) {                       // parts: an infinite or NaN angle
-      zr = zi = wr_finite ? nan_ : 0.0;
-      return;
-    }
-    const double r = exp(wr);
-    zr = mul_rn(r, cos(wi)); zi = mul_rn(r, sin(wi));
-  } else if (isnan_(wr)) {
-    zr = zi = wr;
-  } else if (wi_finite) {                   // +inf: the signs of cos and sin, a zero part kept zero
-    const double c = cos(wi), s = sin(wi);
-    zr = c != 0.0 ? c * wr : c; zi = s != 0.0 ? s * wr : s;
-  } else {
-    zr = wr; zi = nan_;
-  }
-}
 }  // namespace gp_detail
-
-// Complex: NumPy's npy_cpow: a**0 == 1; 0**b is 0 for real(b) > 0 and nan+nanj otherwise;
-// small integral real exponents (|n| < 100) use repeated complex multiplication; everything
-// else is exp(b * log(a)) in double (gp_detail::cpow_exp_log_, the CPU engine's formula).
-template <class C> GP_HD GP_IF_COMPLEX(C) gp_power(C a, C b) {
-  typedef typename gp_detail::complex_traits<C>::value_type T;
-  const T ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
-  if (br == T(0) && bi == T(0)) return C(T(1), T(0));
-  if (ar == T(0) && ai == T(0)) {
-    if (br > T(0)) return C(T(0), T(0));
-    return C(gp_detail::qnan_<T>(), gp_detail::qnan_<T>());
-  }
-  if (bi == T(0) && br > T(-100) && br < T(100)) {
-    const long long n = (long long)br;
-    if (T(n) == br) {
-      if (n == 1) return a;
-      if (n == 2) return gp_detail::cmul_<C, T>(a, a);
-      if (n == 3) return gp_detail::cmul_<C, T>(a, gp_detail::cmul_<C, T>(a, a));
-      long long m = n < 0 ? -n : n;
-      C acc(T(1), T(0)), p = a;
-      long long mask = 1;
-      while (true) {
-        if (m & mask) acc = gp_detail::cmul_<C, T>(acc, p);
-        mask <<= 1;
-        if (m < mask || mask <= 0) break;
-        p = gp_detail::cmul_<C, T>(p, p);
-      }
-      if (br < T(0)) acc = gp_detail::cdiv_<C, T>(C(T(1), T(0)), acc);
-      return acc;
-    }
-  }
-  double zr, zi;
-  gp_detail::cpow_exp_log_((double)ar, (double)ai, (double)br, (double)bi, zr, zi);
-  return C((T)zr, (T)zi);
-}
 
 // ---- maximum / minimum / fmax / fmin ---------------------------------------------------------
 
@@ -631,18 +534,8 @@ template <class T> GP_HD GP_IF_INT(T) gp_right_shift(T a, T b) {
 
 // ---- float-only binary functions -------------------------------------------------------------
 
-template <class T> GP_HD GP_IF_FLOAT(T) gp_atan2(T a, T b) { return gp_detail::m_atan2(a, b); }
-template <class T> GP_HD GP_IF_FLOAT(T) gp_hypot(T a, T b) { return gp_detail::m_hypot(a, b); }
 template <class T> GP_HD GP_IF_FLOAT(T) gp_copysign(T a, T b) { return gp_detail::copysign_(a, b); }
 
-// NumPy's npy_logaddexp.
-template <class T> GP_HD GP_IF_FLOAT(T) gp_logaddexp(T x, T y) {
-  if (x == y) return x + gp_detail::loge2(x);  // also inf + inf without a nan
-  const T tmp = x - y;
-  if (tmp > T(0)) return x + gp_detail::m_log1p(gp_detail::m_exp(-tmp));
-  if (tmp <= T(0)) return y + gp_detail::m_log1p(gp_detail::m_exp(tmp));
-  return tmp;  // nan
-}
 
 // C's nextafter, on the bits (subnormal steps survive -ftz=true).
 template <class T> GP_HD GP_IF_FLOAT(T) gp_nextafter(T x, T y) {

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from .kinds import (ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
                     REAL_NUMERIC_OR_BOOLEAN, PromotionKind, categories)
 
-__all__ = ["Op", "OPS", "UNARY_OPS", "CLIP_OPS", "REDUCTION_OPS", "ALIASES", "op_named"]
+__all__ = ["Op", "OPS", "UNARY_OPS", "CLIP_OPS", "CAST_OPS", "REDUCTION_OPS", "ALIASES", "op_named"]
 
 _DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL, _ANGLE = (
     PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT, PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
@@ -64,11 +64,11 @@ class Op:
         """Whether the op's value is a truth value whatever it computes in."""
         return self.kind in (_BOOL, _LOGICAL)
 
-    def expression(self, compute, result=None, int_division: str = "numpy") -> str:
+    def expression(self, compute, result=None, int_division: str = "numpy", values: str = "numpy") -> str:
         """The expression for computing in ``compute`` (a DType) into ``result``: the first
         matching override, else ``expr``. The one place an op's kernel body is chosen."""
         for when, expr in self.overrides:
-            if _matches(when, compute, result, int_division):
+            if _matches(when, compute, result, int_division, values):
                 return expr.replace("{r}", result.code) if when == "narrow" else expr
         return self.expr
 
@@ -82,7 +82,12 @@ class Op:
         return compute.kind
 
 
-def _matches(when, compute, result, int_division) -> bool:
+def _matches(when, compute, result, int_division, values="numpy") -> bool:
+    if "." in when:   # "torch.f": the framework whose values the plan follows, and compute kinds
+        style, kinds = when.split(".")
+        return values == style and compute.kind in kinds
+    if when.startswith("result="):   # "result=bf,e4": the result dtype's code
+        return result is not None and result.code in when[7:].split(",")
     if when == "xla":
         return int_division == "xla" and compute.kind in "ui"
     if when == "narrow":
@@ -189,6 +194,12 @@ _CLIP_TABLE = [
     ("_clip_max",      2, _DEFAULT,  ALL_KINDS,          "gp_clip_max(in0, in1)"),
 ]
 
+# astype(x, dtype): no promotion, the dtype is the result (promotion/resolve.py); the kernel reads
+# x as the target, which converts as NumPy's astype converts (kernel/ir.py Cast).
+_CAST_TABLE = [
+    ("astype",         2, _DEFAULT,  ALL_KINDS,          "in0"),
+]
+
 # Reductions over the whole operand or some axes (issue 24 gives them kernels; the resolver knows
 # their dtypes now). ``combine`` is the binary op a reduction folds its elements with.
 #     name             kind       accepts             combine
@@ -228,11 +239,13 @@ _OVERRIDES = [
     ("copysign",       "b",     "in0"),                             # why: Paddle's bool copysign: |x| of a bool is x
     ("floor_divide",   "xla",   "gp_floor_divide_xla(in0, in1)"),   # why: XLA's x // 0 is -1 (signed) or ~0
     ("remainder",      "xla",   "gp_remainder_xla(in0, in1)"),
-    ("power",          "f4",    "gp_power_f32(in0, in1)"),          # why (f4 lines): CUDA's float versions are 2-4 ulp
-    ("power",          "c8",    "gp_power_c64(in0, in1)"),          # and its helpers round the double result once;
-    ("arctan2",        "f4",    "gp_atan2_f32(in0, in1)"),          # the Numba twins call NumPy's float functions
-    ("hypot",          "f4",    "gp_hypot_f32(in0, in1)"),
-    ("logaddexp",      "f4",    "gp_logaddexp_f32(in0, in1)"),
+    # the owned math functions (kernel/math): a narrow result rounded once from the wide value
+    ("power",          "narrow", "gp_powerf_{r}(in0, in1)"),
+    ("power",          "f",     "gp_powerf(in0, in1)"),
+    ("power",          "c",     "gp_power_complex(in0, in1)"),      # why: NumPy's npy_cpow, owned
+    ("arctan2",        "narrow", "gp_atan2_{r}(in0, in1)"),
+    ("hypot",          "narrow", "gp_hypot_{r}(in0, in1)"),
+    ("logaddexp",      "narrow", "gp_logaddexp_{r}(in0, in1)"),
     ("less",           "c",     "gp_clt(in0, in1)"),                # why: NumPy orders complex lexicographically
     ("less_equal",     "c",     "gp_cle(in0, in1)"),
     ("greater",        "c",     "gp_cgt(in0, in1)"),
@@ -240,6 +253,24 @@ _OVERRIDES = [
     ("nextafter",      "narrow", "gp_nextafter_{r}(in0, in1)"),     # why: one ulp of the narrow result, not of float32
     ("negative",       "ui",    "gp_wrap_neg(in0)"),                # why: -INT_MIN wraps
     ("invert",         "b",     "gp_not(in0)"),                     # why: ~true is -2 in C++
+    *((op, "narrow", f"gp_{helper}_{{r}}(in0)") for op, helper in (    # why: one rounding from the wide value
+        ("rsqrt", "rsqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("exp2", "exp2"), ("expm1", "expm1"), ("log", "log"),
+        ("log2", "log2"), ("log10", "log10"), ("log1p", "log1p"), ("sin", "sin"), ("cos", "cos"), ("tan", "tan"),
+        ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"),
+        ("tanh", "tanh"), ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"), ("sigmoid", "sigmoid"),
+        ("erf", "erf"))),
+    ("square",         "ui",    "gp_wrap_mul(in0, in0)"),
+    ("positive",       "b",     "in0"),
+    ("sign",           "torch.f", "gp_sign_torch(in0)"),            # why: torch.sign(nan) is 0
+    ("sign",           "jax.fc", "gp_sign_jax(in0)"),               # why: lax.sign keeps -0.0; z / |z| as it comes
+    ("sign",           "result=bf,e4,e5", "gp_sign_jax(in0)"),      # why: ml_dtypes' sign keeps -0.0 too
+    ("angle",          "torch.f", "gp_angle_torch(in0)"),           # why: torch.angle(-0.0) is 0 (x < 0 ? pi : 0)
+    ("reciprocal",     "torch.c", "gp_reciprocal_div(in0)"),        # why: c10 complex division, 1 / 0 is inf + nan j
+    ("clip",           "jax.buif", "gp_clip_jax(in0, in1, in2)"),   # why: jnp.maximum(-0.0, 0.0) is +0.0: the bound wins a tie
+    ("_clip_min",      "jax.buif", "gp_clip_min_jax(in0, in1)"),
+    ("_clip_max",      "jax.buif", "gp_clip_max_jax(in0, in1)"),
+    ("negative",       "torch.c", "gp_neg_torch(in0)"),             # why: torch negates a complex number as 0 - z
+    ("reciprocal",     "jax.c", "gp_reciprocal_div(in0)"),          # (NumPy's own complex reciprocal formula gives nan)
 ]
 
 
@@ -251,6 +282,7 @@ def _op(row) -> Op:
 OPS = {row[0]: _op(row) for row in _TABLE}
 UNARY_OPS = {row[0]: _op(row) for row in _UNARY_TABLE}
 CLIP_OPS = {row[0]: _op(row) for row in _CLIP_TABLE}
+CAST_OPS = {row[0]: _op(row) for row in _CAST_TABLE}
 REDUCTION_OPS = {name: Op(name, 1, kind, accepts, "", combine=combine) for name, kind, accepts, combine in _REDUCTION_TABLE}
 _INTERNAL = {row[0]: _op(row) for row in _INTERNAL_TABLE}
 
@@ -271,7 +303,8 @@ ALIASES = {"sub": "subtract", "mul": "multiply", "div": "true_divide", "divide":
 
 
 def op_named(name: str) -> Op:
-    op = OPS.get(name) or UNARY_OPS.get(name) or CLIP_OPS.get(name) or REDUCTION_OPS.get(name) or _INTERNAL.get(name)
+    op = (OPS.get(name) or UNARY_OPS.get(name) or CLIP_OPS.get(name) or CAST_OPS.get(name) or REDUCTION_OPS.get(name)
+          or _INTERNAL.get(name))
     if op is None:
         target = ALIASES.get(name, "")
         op = OPS.get(target) or UNARY_OPS.get(target) or CLIP_OPS.get(target) or REDUCTION_OPS.get(target)
@@ -286,15 +319,15 @@ def op_named(name: str) -> Op:
 
 _TERM = r"(?:-|~)?(?:in\d|gp_\w+\((?:in\d(?:, )?)+\))"
 _EXPR = re.compile(rf"{_TERM}(?: (?:[-+*/&|^]|==|!=|<|<=|>|>=) {_TERM})?")
-_WHEN = re.compile(r"[buifc]+|[buifce][0-9f]\d?|xla|narrow")
+_WHEN = re.compile(r"[buifc]+|[buifce][0-9f]\d?|xla|narrow|(?:numpy|torch|jax)\.[buifc]+|result=\w\w(?:,\w\w)*")
 
 
 def _check_table():
-    known = {*OPS, *UNARY_OPS, *CLIP_OPS, *_INTERNAL}
+    known = {*OPS, *UNARY_OPS, *CLIP_OPS, *CAST_OPS, *_INTERNAL}
     for name, _, _ in _OVERRIDES:
         if name not in known:
             raise ValueError(f"_OVERRIDES names an unknown op {name!r}")
-    for op in (*OPS.values(), *UNARY_OPS.values(), *CLIP_OPS.values(), *_INTERNAL.values()):
+    for op in (*OPS.values(), *UNARY_OPS.values(), *CLIP_OPS.values(), *CAST_OPS.values(), *_INTERNAL.values()):
         for when, expr in ((None, op.expr), *op.overrides):
             if when is not None and not _WHEN.fullmatch(when):
                 raise ValueError(f"{op.name}: unknown override selector {when!r}")

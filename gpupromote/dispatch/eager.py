@@ -54,7 +54,8 @@ def call(op: str, args, policy=None, out=None):
     name = policy or CURRENT_POLICY.get()
     op = ALIASES.get(op, op)
     for i, x in enumerate(args):
-        check_operand(op, i, x)
+        if not (op == "astype" and i == 1):   # astype's dtype
+            check_operand(op, i, x)
     if out is not None:
         check_operand(op, None, out)
     args = [native(x) for x in args]
@@ -153,7 +154,7 @@ def _canonicalize(plan, operands, kargs, canonical, backend):
     """JAX with x64 off makes every 64-bit array 32-bit when it is created (int64 2**32 + 1 is
     1), before any op sees it: cast such operands the same way, and read them as that dtype."""
     inputs = list(plan.inputs)
-    for i, o in enumerate(operands):
+    for i, o in enumerate(operands[:len(plan.inputs)]):   # (astype's dtype is no input)
         if plan.folded[i] or o.dtype is None or o.dtype.name not in canonical:
             continue  # folded operands are canonicalized as they are folded (fold_operand)
         to = D.dtype(canonical[o.dtype.name])

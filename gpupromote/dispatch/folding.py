@@ -11,7 +11,9 @@ import numpy as np
 from ..core import caches
 from ..core import dtypes as D
 from ..core.errors import warn_at_caller
+from ..promotion.limits import INT_RANGES
 from ..promotion.policies import get_policy
+from ..promotion.rules import CLIPS
 
 __all__ = ["converter", "fold_scalar", "fold_target", "fold_operand", "cast_array"]
 
@@ -132,6 +134,11 @@ def fold_operand(plan, i: int, operand, value):
         value = _exact_comparand(plan, value)
     if plan.exact_exponent and i == len(plan.folded) - 1:
         value = _equivalent_exponent(int(value), plan.compute)
+    if plan.op in CLIPS and plan.compute.kind in "ui" and operand.category == "scalar" and operand.pykind == "i" \
+            and get_policy(plan.policy).rules.clip_saturates_int_bounds:
+        # np.clip(int8, 0, 300) clips nothing at the top: a bound beyond the dtype is its end
+        lo, hi = INT_RANGES[plan.compute.name]
+        value = min(max(int(value), lo), hi)
     return fold_scalar(value, plan.inputs[i], fold_target(plan, i))
 
 

@@ -123,6 +123,7 @@ around = _OP_FUNCTIONS["round"]   # np.round; not named round, which would shado
 clip = _OP_FUNCTIONS["clip"]
 clamp = clip
 clip_by_value = clip
+astype = _OP_FUNCTIONS["astype"]
 
 __all__ = [
     "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power", "maximum",
@@ -135,12 +136,12 @@ __all__ = [
     "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul", "div",
     "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg", "bitwise_not",
     "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit", "conjugate", "fix",
-    "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value"
+    "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype"
 ]
 
 # why: an op added to core/ops.py without its line here would be missing from gp; fail at import instead
 _declared = set(__all__)
-_expected = {n for n in (*OPS, *UNARY_OPS, "clip", *(a for a, t in ALIASES.items() if t in _OP_FUNCTIONS))
+_expected = {n for n in (*OPS, *UNARY_OPS, "clip", "astype", *(a for a, t in ALIASES.items() if t in _OP_FUNCTIONS))
              if not hasattr(builtins, n)}
 if _declared != _expected or any(globals().get(name) is not _OP_FUNCTIONS[name] for name in __all__):
     raise ImportError(f"gpupromote/dispatch/functions.py declares {sorted(_declared ^ _expected)} wrongly: one line per op "

@@ -281,6 +281,9 @@ class _Tracer:
                              f"{self.policy!r}; fuse under one policy")
         op = op_named(op).name
         items, operands, scalars = [], [], {}
+        target = []
+        if op == "astype":   # the dtype is no operand: it is what resolve makes the result
+            args, target = args[:1], [Operand(D.dtype(args[1]), "array")]
         for i, a in enumerate(args):
             if isinstance(a, Traced):
                 if a._tracer is not self:
@@ -296,7 +299,7 @@ class _Tracer:
             items.append(a)
             operands.append(a.operand if isinstance(a, Traced) else
                             Operand(None, "scalar", a._rep if isinstance(a, TracedScalar) else a))
-        plan = resolve(self.policy, op, operands)
+        plan = resolve(self.policy, op, operands + target)
         if self.host:
             check_cpu_dtypes(plan)
         step = len(self.steps)

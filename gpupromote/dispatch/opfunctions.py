@@ -383,18 +383,41 @@ def _compiled_op(name, arity, fn):
     return _fastpath.Op(name, arity, fn, _entry_maker(name, cache), cache)
 
 
+def _one_sided_clip(name):
+    def fn(x, bound, /, *, policy=None, out=None):
+        return call(name, (x, bound), policy, out)
+    fn.__name__ = fn.__qualname__ = name
+    return _compiled_op(name, 2, fn)
+
+
 def _make_clip():
+    one_sided = {"_clip_min": _one_sided_clip("_clip_min"), "_clip_max": _one_sided_clip("_clip_max")}
+
     def clip(x, lo=None, hi=None, /, *, policy=None, out=None):
-        return call(*clip_form("clip", (x, lo, hi)), policy, out)
+        op, args = clip_form("clip", (x, lo, hi))
+        if op in one_sided:   # a bound left out: the two-operand op, compiled too
+            return one_sided[op](*args, policy=policy, out=out)
+        return call(op, args, policy, out)
     clip.__doc__ = ("clip(x, lo=None, hi=None, *, policy=None, out=None): x limited to [lo, hi] elementwise "
                     "(np.clip, torch.clamp, jnp.clip, tf.clip_by_value); x and the bounds promote together as "
                     "`policy` promotes them (gp.result_type(x, lo, hi, op='clip')). A bound may be None.")
     clip.__module__ = "gpupromote"
-    return clip
+    return _compiled_op("clip", 3, clip)   # (with a bound left out, the compiled side hands the call to clip)
+
+
+def _make_astype():
+    def astype(x, dtype, /, *, policy=None, out=None):
+        return call("astype", (x, D.dtype(dtype)), policy, out)
+    astype.__doc__ = ("astype(x, dtype, *, policy=None, out=None): x converted to dtype as NumPy's astype converts "
+                      "(on x86-64: NaN and out-of-range floats to integers included), on either engine and inside "
+                      "gp.fuse. No promotion: the result is dtype under every policy that has it.")
+    astype.__module__ = "gpupromote"
+    return astype
 
 
 OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
 OP_FUNCTIONS["clip"] = _make_clip()
+OP_FUNCTIONS["astype"] = _make_astype()
 # (the reductions' names resolve dtypes only, until they have kernels: no function for them yet)
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items() if target in OP_FUNCTIONS})
 

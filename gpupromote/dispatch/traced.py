@@ -59,6 +59,9 @@ class Traced:
     def __invert__(self):
         return self._tracer.record("invert", (self,))
 
+    def astype(self, dtype):
+        return self._tracer.record("astype", (self, dtype))
+
 
 class TracedScalar:
     """A Python scalar argument inside gp.fuse's trace: its type, its value at trace time, and how

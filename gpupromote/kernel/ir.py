@@ -165,6 +165,8 @@ def flushes_subnormals(plan) -> bool:
 def op_node(plan, args) -> _Node:
     """The value of ``plan``'s op on ``args`` (its operands already read as the compute dtype,
     bool for where's condition), cast to ``plan.result``: flushed where the plan says."""
+    if plan.op == "astype":   # the conversion is the read itself (to the target, NumPy's astype): no op
+        return cast(args[0], plan.result)
     op = op_named(plan.op)
     ftz = flushes_subnormals(plan)
     if ftz:
@@ -172,7 +174,8 @@ def op_node(plan, args) -> _Node:
     kind = op.value_kind(plan.compute)
     value_dtype = D.bool_ if kind == "b" else (D.dtype(_REAL_OF[plan.compute.name]) if kind != plan.compute.kind
                                               else plan.compute)
-    value = apply(op.name, args, plan.compute, value_dtype, op.expression(plan.compute, plan.result, plan.int_division))
+    value = apply(op.name, args, plan.compute, value_dtype, op.expression(plan.compute, plan.result, plan.int_division,
+                                                                        plan.values))
     if ftz and plan.result.kind in "fc":
         value = _flush(value)   # the computed value, before it is rounded to the result
     return cast(value, plan.result)
@@ -334,7 +337,7 @@ def from_plan(plan) -> Kernel:
     narrow promoted float where the plan says), folded operands as by-value parameters already in
     the compute dtype, the op, the result. Cached per plan."""
     key = (plan.op, plan.inputs, plan.folded, plan.compute, plan.result, plan.promoted, plan.int_division,
-           bool(getattr(plan, "flush_subnormals", False)))
+           bool(getattr(plan, "flush_subnormals", False)), plan.values)
     k = _from_plan.get(key)
     if k is not None:
         return k

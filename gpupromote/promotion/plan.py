@@ -60,8 +60,9 @@ class Plan:
     int_division: IntDivision = IntDivision.NUMPY   # what integer x // 0 does
     exact_exponent: bool = False  # power: the folded int exponent counts as it is (JAX's integer_pow: int8 x ** 300
                                   # is not x ** 44); the dispatcher folds an equivalent one (_equivalent_exponent)
+    values: str = "numpy"  # whose values the kernel gives where frameworks differ (torch.sign(nan) is 0): core/ops.py
 
     @property
     def key(self):
         return (self.op, tuple(d.name for d in self.inputs), self.folded, self.compute.name,
-                self.result.name, self.int_division, self.flush_subnormals)
+                self.result.name, self.int_division, self.flush_subnormals, self.values)

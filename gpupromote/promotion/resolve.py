@@ -60,6 +60,8 @@ def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
     callable taking one line), every rule that fires is reported. Pure: nothing is cached here
     (api.plan_for keeps the one plan cache)."""
     pol, the_op = get_policy(policy), _op(op)
+    if the_op.name == "astype":
+        return _astype(pol, tuple(operands), trace or _quiet)
     no_op = the_op.name in NO_OPS
     if not no_op:
         pol.rules.check_arguments(pol, the_op.name, operands)
@@ -175,9 +177,32 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     trace(f"result {result.name}{' (weak)' if weak else ''}, computed in {compute.name}"
           + (f", folded scalars kept in {scalar_dtype.name}" if any(folded) else ""))
     return Plan(pol.name, op.name, inputs, folded, compute, result, promoted=promoted, weak=bool(weak),
-                int_division=rules.int_division,
+                int_division=rules.int_division, values=rules.values,
                 exact_exponent=exact_exponent and folded[-1] and compute.kind in "ui",
                 flush_subnormals=rules.flush_subnormals and op.name not in _BIT_EXACT_FLOAT_OPS)
+
+
+def _astype(pol, operands, trace) -> Plan:
+    """astype(x, dtype): no promotion. The dtype is the result, and the kernel reads x as it, which
+    converts as NumPy's astype converts (NaN and out-of-range floats to integers as on x86-64)."""
+    if len(operands) != 2:
+        raise TypeError(f"astype takes an operand and a dtype, got {len(operands)} operands")
+    x, (to_dtype, x_dtype) = operands[0], (operands[1].dtype, operands[0].dtype)
+    canonical = pol.rules.canonical_for("astype")   # JAX with x64 off: astype(x, float64) is float32
+    to = D.dtype(canonical.get(to_dtype.name, to_dtype.name))
+    if to is not to_dtype:
+        trace(f"{pol.framework} makes {to_dtype.name} {to.name}")
+    if x.category == "scalar":
+        raise PromotionError(pol.name, "astype", operands[:1], f"astype of a Python {PY_KIND_NAMES[x.pykind]} "
+                             "gives no array", f"Pass an array: gp.asarray(x).astype('{to.name}')")
+    for d in (x_dtype, to):
+        if d.name not in pol.dtypes:
+            raise PromotionError(pol.name, "astype", operands[:1], f"{pol.framework} has no dtype {d.name}",
+                                 f"Use one of {', '.join(sorted(pol.dtypes))}")
+    trace(f"astype: {x_dtype.name} converted to {to.name}, NumPy's conversion")
+    # Note: a 0-d host array is not folded: the kernel converts it, as it converts an array
+    return Plan(pol.name, "astype", (x_dtype,), (False,), to, to, promoted=to,
+                values=pol.rules.values)
 
 
 def _apply_kind(pol, op, kind, promoted, weak, trace):
@@ -214,8 +239,9 @@ def _unary(pol, op, values, trace):
     return o.dtype, False
 
 
-# Ops a framework computes on the bits (select, sign copy, ulp step): FTZ/DAZ do not touch them.
-_BIT_EXACT_FLOAT_OPS = {"where", "copysign", "nextafter"}
+# Ops a framework computes on the bits (select, sign copy, ulp step, negation, a part of a complex
+# number): FTZ/DAZ do not touch them (jnp.negative of a subnormal is one).
+_BIT_EXACT_FLOAT_OPS = {"where", "copysign", "nextafter", "negative", "positive", "absolute", "conj", "real", "imag"}
 _REAL_PART = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 
 # Narrow floats are computed in float32: for one correctly rounded op (+ - * / sqrt) the float32

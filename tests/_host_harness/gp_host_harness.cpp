@@ -36,21 +36,16 @@
   GPH_BINARY(floor_divide, T, CODE)         \
   GPH_BINARY(remainder, T, CODE)            \
   GPH_BINARY(fmod, T, CODE)                 \
-  GPH_BINARY(power, T, CODE)                \
   GPH_BINARY(maximum, T, CODE)              \
   GPH_BINARY(minimum, T, CODE)              \
   GPH_BINARY(fmax, T, CODE)                 \
   GPH_BINARY(fmin, T, CODE)                 \
-  GPH_BINARY(atan2, T, CODE)                \
-  GPH_BINARY(hypot, T, CODE)                \
   GPH_BINARY(copysign, T, CODE)             \
-  GPH_BINARY(logaddexp, T, CODE)            \
   GPH_BINARY(nextafter, T, CODE)            \
   GPH_BINARY(floor_divide_xla, T, CODE)     \
   GPH_BINARY(remainder_xla, T, CODE)
 
 #define GPH_COMPLEX_OPS(T, CODE)            \
-  GPH_BINARY(power, T, CODE)                \
   GPH_BINARY(maximum, T, CODE)              \
   GPH_BINARY(minimum, T, CODE)              \
   GPH_BINARY(fmax, T, CODE)                 \

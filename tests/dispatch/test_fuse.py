@@ -233,7 +233,10 @@ def test_misuse_is_a_clear_error():
 _DTYPES = ["bool", "int8", "uint8", "int32", "uint64", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
 _BINARY = ["add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "power", "maximum",
            "fmin", "equal", "less", "logical_and", "bitwise_xor", "left_shift", "arctan2", "hypot", "copysign"]
-_UNARY = ["negative", "absolute", "invert"]
+_UNARY = ["negative", "absolute", "invert", "sqrt", "exp", "log", "expm1", "sin", "arctan", "tanh", "sigmoid", "erf",
+          "cbrt", "floor", "trunc", "rint", "around", "sign", "square", "reciprocal", "isnan", "signbit",
+          "logical_not", "conj", "real", "angle"]
+_CASTS = ["bool", "int8", "uint8", "int32", "uint64", "float16", "bfloat16", "float32", "float64", "complex64"]
 _SCALARS = [True, 3, -7, 300, 2.5, -0.0, 1e-3, 1.5 - 2j]
 _SPECIAL = {"f": [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 65504.0], "i": [0, -1, 1, 127, -128], "u": [0, 1, 255]}
 N = 7
@@ -272,9 +275,14 @@ def chains(draw):
             if draw(st.integers(0, 4)) == 0:
                 return ("scalar", draw(st.sampled_from(_SCALARS)))
             return ("input", draw(st.integers(0, n_inputs - 1)))
-        kind = draw(st.sampled_from(["binary"] * 5 + ["unary", "where"]))
+        kind = draw(st.sampled_from(["binary"] * 5 + ["unary"] * 2 + ["where", "clip", "astype"]))
         if kind == "unary":
             return ("unary", draw(st.sampled_from(_UNARY)), tree(depth - 1))
+        if kind == "clip":   # a bound may be None
+            bound = lambda: None if draw(st.integers(0, 3)) == 0 else tree(depth - 1)  # noqa: E731
+            return ("clip", tree(depth - 1), bound(), bound())
+        if kind == "astype":
+            return ("astype", draw(st.sampled_from(_CASTS)), tree(depth - 1))
         if kind == "where":
             return ("where", tree(depth - 1), tree(depth - 1), tree(depth - 1))
         return ("binary", draw(st.sampled_from(_BINARY)), tree(depth - 1), tree(depth - 1),
@@ -299,6 +307,11 @@ def evaluate(expr, xs):
         return expr[1]
     if tag == "unary":
         return getattr(gp, expr[1])(evaluate(expr[2], xs))
+    if tag == "clip":
+        return gp.clip(*(None if e is None else evaluate(e, xs) for e in expr[1:]))
+    if tag == "astype":
+        x = evaluate(expr[2], xs)
+        return x.astype(expr[1]) if hasattr(x, "_tracer") else gp.astype(x, expr[1])
     if tag == "where":
         return gp.where(gp.not_equal(evaluate(expr[1], xs), 0), evaluate(expr[2], xs), evaluate(expr[3], xs))
     _, op, left, right, use_operator = expr

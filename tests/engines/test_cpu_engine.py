@@ -24,6 +24,8 @@ import pytest
 
 import gpupromote as gp
 
+mpmath = pytest.importorskip("mpmath")
+
 # --- values and comparison helpers ------------------------------------------------------------
 
 # Values that hit the interesting parts of each kind: zeros (divisors!), signs, the extremes,
@@ -136,8 +138,38 @@ def check_against_numpy(op, args):
     ulps = 0
     if op in TRANSCENDENTAL:
         ulps = COMPLEX_POWER_ULPS if expected.dtype.kind == "c" else 1
+        if expected.dtype.kind == "f" and expected.shape == np.asarray(result).shape:
+            expected = _numpy_or_correctly_rounded(op, args, result, expected)
     described = ", ".join(f"{a.dtype}[{a.ndim}d]" if hasattr(a, "dtype") else repr(a) for a in args)
     assert_same(result, expected, ulps, f"{op}({described})")
+
+
+_MPMATH_BINARY = {"power": "power", "arctan2": "atan2", "hypot": "hypot",
+                  "logaddexp": lambda a, b: mpmath.log(mpmath.exp(a) + mpmath.exp(b))}
+
+
+def _numpy_or_correctly_rounded(op, args, result, expected):
+    """NumPy's values, except where gpupromote's owned function is more than 1 ulp from NumPy's
+    and equal to the correctly rounded value (mpmath): NumPy's float32 logaddexp, for one, rounds
+    in float32 twice."""
+    far = ulp_distance(np.ascontiguousarray(result), np.ascontiguousarray(expected)) > 1
+    if not far.any():
+        return expected
+    mpmath.mp.prec = 200
+    fn = _MPMATH_BINARY[op]
+    fn = getattr(mpmath, fn) if isinstance(fn, str) else fn
+    a, b = (np.broadcast_to(np.asarray(v, dtype=np.float64) if np.asarray(v).dtype.kind != "c" else v, far.shape)
+            for v in args)
+    fixed = expected.copy()
+    for i in zip(*np.nonzero(far)):
+        try:
+            exact = fn(mpmath.mpf(float(a[i])), mpmath.mpf(float(b[i])))
+        except (ValueError, ZeroDivisionError):
+            continue
+        if isinstance(exact, mpmath.mpf) and mpmath.isfinite(exact):
+            with np.errstate(all="ignore"):
+                fixed[i] = np.array(float(exact), np.float64).astype(expected.dtype)
+    return fixed
 
 
 def _cases(ops, pairs, kinds=(("array", "array"),)):

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
-from tests.engines.test_cpu_engine import ulp_distance
+from tests.engines.test_cpu_engine import _numpy_or_correctly_rounded, ulp_distance
 
 BINARY_OPS = [op for op in gp.OPS if op != "where"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
@@ -223,6 +223,9 @@ def differences(result, expected, ulps):
 
 def check(framework, op, dtype, a, b, result, expected, where=""):
     ulps = 1 if op in TRANSCENDENTAL else 0
+    if ulps and np.asarray(expected).dtype.kind == "f" and np.shape(result) == np.shape(expected):
+        # where the framework is further than 1 ulp from the exact value, the correctly rounded one
+        expected = _numpy_or_correctly_rounded(op, (a, b), np.asarray(result), np.asarray(expected))
     bad = differences(result, expected, ulps)
     for allowed, _why in known(framework, op, dtype):
         bad &= ~np.broadcast_to(allowed(a, b), bad.shape)

@@ -10,7 +10,7 @@
 //     headers were compiled as host code;
 //   * threadIdx / blockIdx / blockDim / gridDim are globals the launch function sets before it
 //     calls the kernel once per (block, thread): one host thread plays every CUDA thread in turn;
-//   * the device intrinsics the headers call (bit casts, __clz, __ldg, __fmul_rn, __dmul_rn) are
+//   * the device intrinsics the headers call (bit casts, __clz, __ldg, the __*_rn operations) are
 //     plain C++ with the same results;
 //   * the three inline-PTX conversions of gpupromote_elementwise.cuh (cvt.f32.f16, cvt.rn.f16.f32,
 //     cvt.rn.bf16.f32) reach gp_hostcuda_asm(): the builder rewrites each asm statement of the
@@ -54,6 +54,18 @@ static inline int __clz(int x) { return x ? __builtin_clz((unsigned int)x) : 32;
 // The builder compiles with -ffp-contract=off: a product is rounded on its own, as __fmul_rn.
 static inline float __fmul_rn(float a, float b) { return a * b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
+// ... and the owned math library's primitives (each one correctly rounded IEEE operation, as on
+// the device): the host's operators and exact builtins; floor / ceil / trunc / rint come from <math.h>
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline double __dsub_rn(double a, double b) { return a - b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline float __fmaf_rn(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+static inline double __fma_rn(double a, double b, double c) { return __builtin_fma(a, b, c); }
+static inline float __fsqrt_rn(float x) { return __builtin_sqrtf(x); }
+static inline double __dsqrt_rn(double x) { return __builtin_sqrt(x); }
 // ld.global.nc is a typed load: -fsanitize=alignment checks it as the GPU's "misaligned address"
 // fault would (a 16-byte uint4 load needs a 16-byte aligned address).
 template <class T> static inline T __ldg(const T* p) { return *p; }

@@ -6,8 +6,10 @@
 
 Both check the same things: for every policy x op x dtype pair x operand kind, the CUDA result
 (device arrays in) must have the CPU engine's dtype (NumPy arrays in) and its values, bit for bit
-for exact ops (signed zeros included; any NaN matches any NaN: NaNs made by arithmetic differ
-between x86 and CUDA), within a few ulp for transcendental ones (ULPS below). Operand kinds:
+(signed zeros included; any NaN matches any NaN: NaNs made by arithmetic differ between x86 and
+CUDA), the math functions included: both engines run the owned math library (kernel/math).
+Unary ops are cases (policy, op, dtype, "-", kind), clip (policy, "clip", x dtype, bounds dtype,
+kind) with bounds of the kind's form. Operand kinds:
 
     array            both operands 1-d arrays (the contiguous, vectorized kernel)
     zero-dim-device  the second operand a 0-d device array: an operand, broadcast (strided kernel)
@@ -46,22 +48,19 @@ import numpy as np
 import gpupromote as gp
 from gpupromote.core import dtypes as D
 from gpupromote.dispatch.api import plan_for, spec
-from gpupromote.core.ops import OPS
+from gpupromote.core.ops import OPS, UNARY_OPS
+from gpupromote.dispatch.opfunctions import OP_FUNCTIONS
 from gpupromote.promotion.policies import policy_names
 
 N = 1031  # odd: a vectorized body and a scalar tail; several vectors per thread block
 
-# Ops whose helpers call the math library: values agree within ULPS[result precision].
-TRANSCENDENTAL = {"power", "arctan2", "hypot", "logaddexp"}
-# float32 (and narrower) transcendentals are rounded once from double on the GPU (see
-# gpupromote_elementwise.cuh), so one ulp; float64 ones are CUDA's double functions, documented
-# at 2 ulp (pow, atan2, hypot) where glibc is within 1: 2. complex power: exp(b log a) in double.
-ULPS = {"narrow": 1, "float32": 1, "float64": 2, "complex64": 2, "complex128": 4}
-# logaddexp is max(a, b) + log1p(exp(-|a - b|)), the log1p term in (0, log 2]: the engines' libms
-# (glibc's expf / log1pf on the CPU, CUDA's or glibc's double functions rounded once in
-# gp_logaddexp_f32) may differ by an ulp of that term, which is many ulps of a result near zero
-# (a = -0.69, b = -9: 16 float32 ulps). Its ULPS count in ulps of max(|result|, 1).
-ULPS_OF_ONE = {"logaddexp"}
+# Ops whose values may differ by a few ulps between the engines: none. Every math function is the
+# owned library's on both (kernel/math), so every op is compared bit for bit.
+TRANSCENDENTAL: set = set()
+ULPS = {"narrow": 0, "float32": 0, "float64": 0, "complex64": 0, "complex128": 0}
+ULPS_OF_ONE: set = set()
+UNARY = [op for op in UNARY_OPS]
+CLIP_BOUNDS = {"b": (False, True), "u": (1, 9), "i": (-3, 4), "f": (-1.5, 2.5), "c": (-1.5, 2.5)}
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "fmax", "fmin", "equal", "not_equal", "logical_and",
                "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "hypot"}
 KINDS = ("array", "zero-dim-device", "zero-dim-host", "scalar", "scalar-first")
@@ -74,6 +73,7 @@ MIXED = [("float16", "float32"), ("bfloat16", "float32"), ("int8", "float32"), (
 MIXED_NARROW = [("uint8", "float8_e4m3fn"), ("int8", "float8_e5m2"), ("int32", "float16"), ("int16", "bfloat16"),
                 ("int64", "float16"), ("uint8", "bfloat16"), ("int32", "bfloat16"), ("uint16", "float16"),
                 ("int64", "float8_e4m3fn")]
+QUICK_UNARY_DTYPES = ["bool", "int8", "uint64", "float16", "bfloat16", "float8_e5m2", "float32", "float64", "complex64"]
 NAMES = [d.name for d in D.ALL if d.name != "complex32"]  # complex32 has no CPU engine: tested on its own
 SCALAR_OF_KIND = {"b": True, "u": 3, "i": 3, "f": 2.5, "c": 1.5 - 2j}
 
@@ -128,6 +128,28 @@ def values(dtype, n=N, seed=0, role="any") -> np.ndarray:
     return base.astype(d.numpy)
 
 
+# Floats around every integer type's edges (and beyond them: x86's "integer indefinite"), NaN, inf
+_CAST_EDGES = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 127.9, 128.0, -128.9, -129.0,
+               255.9, 256.0, 32767.9, 32768.0, 65535.9, 65536.0, 2**31 - 1.0, 2.0**31, 2**31 + 0.5, -2.0**31,
+               -2**31 - 1.0, 2**32 - 1.0, 2.0**32, -2.0**32, 2.0**53, 2.0**63, 2**63 - 1024.0, -2.0**63,
+               -2**63 - 2048.0, 2.0**64, 2**64 - 2048.0, -2.0**64, 1e30, -1e30, 3e9, -3e9, 300.7, -300.7, 1e19]
+
+
+def cast_values(dtype, n=N, seed=0) -> np.ndarray:
+    """``values`` for astype's operand: for floats and complex, the edges of every integer type too,
+    and magnitudes up to 1e25 (every integer type's range and beyond)."""
+    d = D.dtype(dtype)
+    if d.kind not in "fc":
+        return values(dtype, n, seed)
+    rng = np.random.default_rng(seed + 17 * d.rank)
+    out = rng.standard_normal(n) * 10.0 ** rng.integers(0, 25, n)
+    out[: len(_CAST_EDGES)] = _CAST_EDGES
+    with np.errstate(all="ignore"):
+        if d.kind == "c":
+            return (out + 1j * rng.standard_normal(n)).astype(d.numpy)
+        return out.astype(np.float32).astype(d.numpy) if d.itemsize < 4 else out.astype(d.numpy)
+
+
 def _role(op, position):
     if position == 0 or op == "where":
         return "any"
@@ -143,6 +165,16 @@ def _zero_dim(dtype, op, position):
 def host_operands(case):
     """The operands of ``case`` for the CPU engine (NumPy arrays, 0-d arrays, Python scalars)."""
     policy, op, da, db, kind = case
+    if op == "astype":
+        return cast_values(da), D.dtype(db)
+    if op in UNARY_OPS:
+        return (values(da, N, 0) if kind == "array" else _zero_dim(da, op, 0),)
+    if op == "clip":
+        if kind == "scalar":
+            return (values(da, N, 0),) + CLIP_BOUNDS[D.dtype(db).kind]
+        if kind == "array":
+            return values(da, N, 0), values(db, N, 1), values(db, N, 2)
+        return values(da, N, 0), _zero_dim(db, op, 1), _zero_dim(db, op, 2)
     a = values(da, N, 0, _role(op, 0))
     b = values(db, N, 1, _role(op, 1))
     if kind in ("zero-dim-device", "zero-dim-host"):
@@ -188,7 +220,7 @@ def to_host(r, cp=None):
 def quiet_call(op, args, policy):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return getattr(gp, op)(*args, policy=policy)
+        return OP_FUNCTIONS[op](*args, policy=policy)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,6 +229,15 @@ def quiet_call(op, args, policy):
 def _specs(case, device):
     policy, op, da, db, kind = case
     arr = lambda d: spec(d, 1, device)  # noqa: E731
+    if op == "astype":
+        return [arr(da), D.dtype(db)]
+    if op in UNARY_OPS:
+        return [arr(da) if kind == "array" else spec(da, 0, device)]
+    if op == "clip":
+        if kind == "scalar":
+            return [arr(da), *CLIP_BOUNDS[D.dtype(db).kind]]
+        bound = arr(db) if kind == "array" else spec(db, 0, "cpu" if kind == "zero-dim-host" else device)
+        return [arr(da), bound, bound]
     if kind == "array":
         ops = [arr(da), arr(db)]
     elif kind == "zero-dim-device":
@@ -211,6 +252,22 @@ def _specs(case, device):
 
 
 def _pairs_and_kinds(op, tier):
+    if op == "astype":   # quick: what needs a rule of its own (float and complex to integers and bool, and
+        # the narrow floats); standard and full: every pair
+        if tier != "quick":
+            return [(a, b, "array") for a in NAMES for b in NAMES if a != b]
+        wide = ("int32", "int64", "uint64", "float32", "float64")
+        return [(a, b, "array") for a in NAMES for b in NAMES if a != b and
+                (D.dtype(a).kind in "fc" and D.dtype(b).kind in "bui" or
+                 D.dtype(a).is_narrow_float and b in wide or D.dtype(b).is_narrow_float and a in wide)]
+    if op in UNARY_OPS:   # quick: one dtype of each code path (the exhaustive narrow tests cover the rest)
+        if tier == "quick":
+            return [(a, "-", "array") for a in QUICK_UNARY_DTYPES]
+        return [(a, "-", k) for a in NAMES for k in ("array", "zero-dim-device")]
+    if op == "clip":
+        kinds = ("array", "scalar") if tier == "quick" else ("array", "scalar", "zero-dim-host", "zero-dim-device")
+        pairs = [(a, a) for a in NAMES] + ([] if tier == "quick" else [(a, b) for x, y in MIXED for a, b in ((x, y), (y, x))])
+        return [(a, b, k) for a, b in pairs for k in kinds]
     same = [(a, a) for a in NAMES]
     narrow = [(a, b) for x, y in MIXED_NARROW for a, b in ((x, y), (y, x))]
     if tier == "quick":
@@ -228,11 +285,21 @@ def _pairs_and_kinds(op, tier):
     return out
 
 
+def _has_framework_values(op, policy):
+    """Whether ``op`` has a kernel variant for ``policy``'s framework's values (core/ops.py's
+    "torch.f", "jax.c" ... selectors)."""
+    return policy in ("torch", "jax") and any(when.startswith(policy + ".") for when, _ in UNARY_OPS[op].overrides)
+
+
 def enumerate_cases(tier):
     """(unique cases, number enumerated): each case (policy, op, da, db, kind) with its CUDA plan."""
     seen, cases, total = set(), [], 0
     for policy in policy_names():
-        for op in OPS:
+        for op in (*OPS, *UNARY, "clip", "astype"):
+            if op == "astype" and policy != "numpy":
+                continue   # astype's values are NumPy's under every policy: one policy runs them
+            if op in UNARY_OPS and tier == "quick" and policy != "numpy" and not _has_framework_values(op, policy):
+                continue   # quick: a unary op under NumPy's values, and under the framework whose values it has
             for da, db, kind in dict.fromkeys(_pairs_and_kinds(op, tier)):
                 case = (policy, op, da, db, kind)
                 try:
@@ -310,16 +377,11 @@ class Divergence:
                    for value, pattern in zip(fields, patterns)) and (self.when is None or self.when(case))
 
 
-_FLOAT_TO_INT = ("a float to integer cast out of the integer's range is undefined in C++ (gp_cast's static_cast): "
-                 "x86 gives the 'integer indefinite' value NumPy shows (300.0 -> int8 44), a GPU's cvt saturates (127)")
-
 # Note: read off the host tier's quick and standard sweeps (and the quick sweep under
 # GP_HOSTCUDA_SANITIZE=undefined); every listed case differs today. Take an entry off when the
 # generator is fixed: its cases then agree, and their strict xfails fail until it is gone.
 #          cause             policies   ops        a (first operand)  b  kind [mode]
 KNOWN_GENERATOR_DIVERGENCES: list[Divergence] = [
-    # (d) undefined behaviour in the generated C++ (shows only under GP_HOSTCUDA_SANITIZE=undefined)
-    Divergence(_FLOAT_TO_INT, "*", "astype", "float32|float64", "int8|uint16|int64", "out-of-range", mode="undefined"),
 ]
 
 
@@ -484,4 +546,4 @@ class Sweep:
                 "failures": self.failures}
 
 
-GROUPS = [(p, op) for p in policy_names() for op in OPS]
+GROUPS = [(p, op) for p in policy_names() for op in (*OPS, *UNARY, "clip")]

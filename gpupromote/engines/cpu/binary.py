@@ -1,11 +1,10 @@
 """Elementwise binary math for the Numba CPU engine: the ``gp_*`` helpers (floor_divide, remainder,
-fmod, power, maximum / minimum / fmax / fmin, shifts, atan2, hypot, copysign, logaddexp,
-nextafter, and two JAX/XLA integer variants), with NumPy 2 semantics.
+fmod, integer power, maximum / minimum / fmax / fmin, shifts, copysign, nextafter, and two JAX/XLA
+integer variants), with NumPy 2 semantics. The transcendental ones (atan2, hypot, logaddexp, float
+and complex power) are the owned math library's (owned_math.py).
 
 Each is generic over the (single) numba type of both arguments and returns that same type: a
-``numba.extending.overload`` of a plain function, declared by ``_binary`` (see ``_numba_math``).
-Apart from the narrow float conversions (``_numba_narrow``), which these never call; the
-complex arithmetic of ``gp_power`` is in ``_numba_complex``.
+``numba.extending.overload`` of a plain function, declared by ``_binary``.
 """
 import numpy as np
 from numba import njit, types
@@ -13,7 +12,6 @@ from numba.core import errors
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from .complex_math import complex_power
 from .intrinsics import (JIT_OPTIONS as _JIT, bitcast as _bitcast, call_jitted as _call_jitted, frem as _frem,
                                 helper_njit as _njit, iadd as _iadd, idiv as _idiv, imul as _imul, irem as _irem,
                                 ishl as _ishl, ishr as _ishr, isub as _isub)
@@ -22,7 +20,7 @@ __all__ = [
     "gp_floor_divide", "gp_remainder", "gp_fmod", "gp_power",
     "gp_maximum", "gp_minimum", "gp_fmax", "gp_fmin",
     "gp_left_shift", "gp_right_shift",
-    "gp_atan2", "gp_hypot", "gp_copysign", "gp_logaddexp", "gp_nextafter",
+    "gp_copysign", "gp_nextafter",
     "gp_floor_divide_xla", "gp_remainder_xla",
 ]
 
@@ -211,18 +209,12 @@ def _quiet_nan(t):
     return quiet_nan
 
 
-@_binary("gp_power", (_SIGNED, _UNSIGNED, _FLOAT, _COMPLEX))
+@_binary("gp_power", (_SIGNED, _UNSIGNED))
 def gp_power(t, kind):
-    """NumPy power. Ints: exponentiation by squaring with wrapping multiplication; a negative
-    exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise (numpy rejects negative integer
-    exponents before the loop; that check lives in the dispatcher). Floats: C pow (a NaN base
-    comes back quieted with its sign, as C's pow returns it; LLVM's pow(x, +-1) would not).
-    Complex: npy_cpow (exact small-integer powers, cpow otherwise)."""
-    if kind == _FLOAT:
-        quiet, (zero,) = _quiet_nan(t), _consts(t, 0)
-        return lambda a, b: quiet(a) if (a != a) & (b != zero) else a ** b
-    if kind == _COMPLEX:
-        return complex_power(t)
+    """NumPy power on integers: exponentiation by squaring with wrapping multiplication; a
+    negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise (numpy rejects negative
+    integer exponents before the loop; that check lives in the dispatcher). Float and complex
+    powers are the owned ones (owned_math.gp_powerf, gp_power_complex)."""
     zero, one, m1 = _consts(t, 0, 1, 0 if kind == _UNSIGNED else -1)
 
     def impl(a, b):
@@ -343,44 +335,10 @@ def gp_right_shift(t, kind):
     return impl_unsigned
 
 
-@_binary("gp_atan2", (_FLOAT,))
-def gp_atan2(t, kind):
-    """C atan2 / atan2f."""
-    import math
-    return lambda a, b: math.atan2(a, b)
-
-
-@_binary("gp_hypot", (_FLOAT,))
-def gp_hypot(t, kind):
-    """C hypot / hypotf."""
-    import math
-    return lambda a, b: math.hypot(a, b)
-
-
 @_binary("gp_copysign", (_FLOAT,))
 def gp_copysign(t, kind):
     """|a| with the sign bit of b (NaN signs included)."""
     return lambda a, b: np.copysign(a, b)
-
-
-@_binary("gp_logaddexp", (_FLOAT,))
-def gp_logaddexp(t, kind):
-    """npy_logaddexp: log(exp(a) + exp(b)) without overflow; a == b (inf included) gives
-    a + log(2); a NaN gives NaN."""
-    import math
-    (loge2,) = _consts(t, np.log(2.0))
-    zero = _consts(t, 0)[0]
-
-    def impl(a, b):
-        if a == b:
-            return a + loge2
-        tmp = a - b
-        if tmp > zero:
-            return a + math.log1p(math.exp(-tmp))
-        if tmp <= zero:
-            return b + math.log1p(math.exp(tmp))
-        return tmp   # NaN
-    return impl
 
 
 @_binary("gp_nextafter", (_FLOAT,))

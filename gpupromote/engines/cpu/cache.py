@@ -39,6 +39,7 @@ from numba.core import config
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 from numba.core.caching import CacheImpl as _NumbaCacheImpl
 
+from ...kernel import math as _kernel_math
 from ..disk_cache import default_root, drop_damaged, fallback_dir, package_version, warn_once, writable
 
 __all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
@@ -48,11 +49,16 @@ __all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNE
 # inlined through them), and the rest of the CPU engine (engine, the generator, the compiling and
 # launching, threads, pool), covered as a whole: every module of engines/cpu/. Add a module here when generated kernels start importing from it.
 HELPER_MODULES = ("gpupromote.engines.cpu.intrinsics", "gpupromote.engines.cpu.narrow",
-                  "gpupromote.engines.cpu.complex_math", "gpupromote.engines.cpu.binary")
+                  "gpupromote.engines.cpu.binary",
+                  "gpupromote.engines.cpu.owned_math", "gpupromote.engines.cpu.unary", "gpupromote.engines.cpu.casts")
+# The owned math functions the helpers call (every module of kernel/math, and the table of which
+# helper calls which): their description is compiled into the kernels.
+MATH_MODULES = tuple(f"gpupromote.kernel.math.{p.stem}" for p in sorted(Path(_kernel_math.__file__).parent.glob("*.py"))
+                     if p.stem != "__init__") + ("gpupromote.kernel.unary",)
 KERNEL_MODULES = ("gpupromote.engines.cpu.helpers", *HELPER_MODULES, "gpupromote.engines.cpu.elementwise",
                   "gpupromote.engines.cpu.engine", "gpupromote.engines.cpu.source",
                   "gpupromote.engines.cpu.kernels", "gpupromote.engines.cpu.threads",
-                  "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache")
+                  "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache", *MATH_MODULES)
 
 
 def _module_source(name: str) -> bytes:

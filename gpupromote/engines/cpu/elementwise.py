@@ -10,32 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from . import helpers as M
-from .intrinsics import iadd, imul, isub
+from .intrinsics import declare_helper, iadd, imul, isub
 
 __all__ = ["gp_cmul", "gp_cdiv", "gp_clt", "gp_cle", "gp_cgt", "gp_cge", "gp_truth", "gp_not", "gp_select",
-           "gp_abs", "gp_bool_true_divide", "gp_wrap_add", "gp_wrap_sub", "gp_wrap_mul", "gp_wrap_neg",
-           "gp_power_f32", "gp_atan2_f32", "gp_hypot_f32", "gp_logaddexp_f32", "gp_power_c64",
-           "gp_nextafter_f2", "gp_nextafter_bf", "gp_nextafter_e4", "gp_nextafter_e5", "gp_ftz"]
-
-_JIT = {"error_model": "numpy"}   # why: float x / 0 is inf or nan, never a ZeroDivisionError
-
-
-def _helper(name, typer):
-    """Declare ``name`` for compiled code: ``typer(*numba types)`` returns the implementation,
-    or None where the helper is not defined for those types (a typing error naming it)."""
-    arity = typer.__code__.co_argcount
-    args = ", ".join(typer.__code__.co_varnames[:arity])
-    scope = {}
-    exec(f"def public({args}):\n    raise NotImplementedError('{name} is only callable from compiled kernels')", scope)
-    public = scope["public"]
-    public.__name__ = public.__qualname__ = name
-    public.__doc__ = typer.__doc__
-    overload(public, jit_options=_JIT)(typer)
-    return public
+           "gp_bool_true_divide", "gp_wrap_add", "gp_wrap_sub", "gp_wrap_mul", "gp_wrap_neg",
+           "gp_nextafter_f2", "gp_nextafter_bf", "gp_nextafter_e4", "gp_nextafter_e5", "gp_ftz", "iabs"]
 
 
 def _same(*ts):
@@ -93,12 +75,12 @@ def _order_typer(strict, greater):
     return typer
 
 
-gp_cmul = _helper("gp_cmul", _cmul_typer)
-gp_cdiv = _helper("gp_cdiv", _cdiv_typer)
-gp_clt = _helper("gp_clt", _order_typer(True, False))
-gp_cle = _helper("gp_cle", _order_typer(False, False))
-gp_cgt = _helper("gp_cgt", _order_typer(True, True))
-gp_cge = _helper("gp_cge", _order_typer(False, True))
+gp_cmul = declare_helper("gp_cmul", _cmul_typer)
+gp_cdiv = declare_helper("gp_cdiv", _cdiv_typer)
+gp_clt = declare_helper("gp_clt", _order_typer(True, False))
+gp_cle = declare_helper("gp_cle", _order_typer(False, False))
+gp_cgt = declare_helper("gp_cgt", _order_typer(True, True))
+gp_cge = declare_helper("gp_cge", _order_typer(False, True))
 
 
 # ---- truth, select, not, abs -----------------------------------------------------------------
@@ -124,31 +106,15 @@ def _select_typer(c, a, b):
     return (lambda c, a, b: a if c else b) if isinstance(c, types.Boolean) and _same(a, b) else None
 
 
-def _abs_typer(x):
-    """NumPy absolute: bool stays, ints wrap (abs(INT_MIN) is INT_MIN), floats clear the sign bit
-    (NaNs too), complex gives hypot(re, im) in the part type."""
-    if isinstance(x, types.Boolean):
-        return lambda x: x
-    if isinstance(x, types.Integer):
-        return (lambda x: _iabs(x)) if x.signed else (lambda x: x)
-    if isinstance(x, types.Float):
-        return lambda x: np.abs(x)
-    if isinstance(x, types.Complex):
-        ftype = as_dtype(x.underlying_float).type
-        return lambda x: ftype(np.hypot(x.real, x.imag))
-    return None
-
-
 def _iabs_typer(x):
     zero = as_dtype(x).type(0)
     return lambda x: isub(zero, x) if x < zero else x
 
 
-_iabs = _helper("_iabs", _iabs_typer)
-gp_truth = _helper("gp_truth", _truth_typer)
-gp_not = _helper("gp_not", _not_typer)
-gp_select = _helper("gp_select", _select_typer)
-gp_abs = _helper("gp_abs", _abs_typer)
+iabs = declare_helper("iabs", _iabs_typer)
+gp_truth = declare_helper("gp_truth", _truth_typer)
+gp_not = declare_helper("gp_not", _not_typer)
+gp_select = declare_helper("gp_select", _select_typer)
 
 
 def _bool_true_divide_typer(a, b):
@@ -156,7 +122,7 @@ def _bool_true_divide_typer(a, b):
     return (lambda a, b: a or not b) if isinstance(a, types.Boolean) and _same(a, b) else None
 
 
-gp_bool_true_divide = _helper("gp_bool_true_divide", _bool_true_divide_typer)
+gp_bool_true_divide = declare_helper("gp_bool_true_divide", _bool_true_divide_typer)
 
 
 # ---- wrapping integer arithmetic (one LLVM instruction on the type itself) -------------------
@@ -176,29 +142,10 @@ def _wrap_neg_typer(x):
     return lambda x: isub(zero, x)
 
 
-gp_wrap_add = _helper("gp_wrap_add", _wrap(iadd))
-gp_wrap_sub = _helper("gp_wrap_sub", _wrap(isub))
-gp_wrap_mul = _helper("gp_wrap_mul", _wrap(imul))
-gp_wrap_neg = _helper("gp_wrap_neg", _wrap_neg_typer)
-
-
-# ---- float32 / complex64 transcendentals ------------------------------------------------------
-# Note: the CUDA helpers of these names evaluate in double and round once (CUDA's float versions
-# are 2-4 ulp); these call what NumPy calls, so the engines agree within the ulps the GPU tests
-# allow for transcendental ops, and the CPU engine agrees with NumPy.
-
-def _f32_twin(generic):
-    def typer(a, b):
-        """The generic helper on float32 / complex64 (NumPy's float loops)."""
-        return (lambda a, b: generic(a, b)) if _same(a, b) else None
-    return typer
-
-
-gp_power_f32 = _helper("gp_power_f32", _f32_twin(M.gp_power))
-gp_atan2_f32 = _helper("gp_atan2_f32", _f32_twin(M.gp_atan2))
-gp_hypot_f32 = _helper("gp_hypot_f32", _f32_twin(M.gp_hypot))
-gp_logaddexp_f32 = _helper("gp_logaddexp_f32", _f32_twin(M.gp_logaddexp))
-gp_power_c64 = _helper("gp_power_c64", _f32_twin(M.gp_power))
+gp_wrap_add = declare_helper("gp_wrap_add", _wrap(iadd))
+gp_wrap_sub = declare_helper("gp_wrap_sub", _wrap(isub))
+gp_wrap_mul = declare_helper("gp_wrap_mul", _wrap(imul))
+gp_wrap_neg = declare_helper("gp_wrap_neg", _wrap_neg_typer)
 
 
 # ---- nextafter on a narrow result ---------------------------------------------------------------
@@ -226,7 +173,7 @@ def _narrow_nextafter(code, widen, narrow, storage):
                 bits = bits + 1 if (a < b) == (a > 0) else bits - 1
             return widen(storage(bits))
         return impl
-    return _helper(f"gp_nextafter_{code}", typer)
+    return declare_helper(f"gp_nextafter_{code}", typer)
 
 
 gp_nextafter_f2 = _narrow_nextafter("f2", M.f16_to_f32, M.f32_to_f16, np.uint16)
@@ -255,4 +202,4 @@ def _ftz_typer(x):
     return lambda x: x
 
 
-gp_ftz = _helper("gp_ftz", _ftz_typer)
+gp_ftz = declare_helper("gp_ftz", _ftz_typer)

@@ -16,13 +16,12 @@ it. Calling a helper from plain Python also works (it runs a jitted trampoline),
 handy in a REPL; kernels never take that path.
 
 Where they live: the narrow float conversions in ``_numba_narrow.py``, the ``gp_*`` math in
-``_numba_binary.py`` (complex power in ``_numba_complex.py``), what they share (jit options, the
-trampoline, LLVM intrinsics) in ``_numba_intrinsics.py``. This module gathers the names generated
+``binary.py``, what they share (jit options, the trampoline, LLVM intrinsics) in ``intrinsics.py``; the
+owned math functions in ``owned_math.py`` and the unary helpers in ``unary.py``. This module gathers the names generated
 kernels use, so that their ``import *`` has one place to look.
 """
-from .binary import (gp_atan2, gp_copysign, gp_floor_divide, gp_floor_divide_xla, gp_fmax, gp_fmin, gp_fmod,
-                            gp_hypot, gp_left_shift, gp_logaddexp, gp_maximum, gp_minimum, gp_nextafter, gp_power,
-                            gp_remainder, gp_remainder_xla, gp_right_shift)
+from .binary import (gp_copysign, gp_floor_divide, gp_floor_divide_xla, gp_fmax, gp_fmin, gp_fmod, gp_left_shift,
+                     gp_maximum, gp_minimum, gp_nextafter, gp_power, gp_remainder, gp_remainder_xla, gp_right_shift)
 from .narrow import HARDWARE_HALF  # noqa: F401 - re-exported: whether float16 converts with F16C here
 from .narrow import (bf16_to_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_to_bf16, f32_to_e4m3, f32_to_e5m2,
                             f32_to_f16, f64_to_bf16, f64_to_e4m3, f64_to_e5m2, f64_to_f16)
@@ -35,6 +34,6 @@ __all__ = [
     "gp_floor_divide", "gp_remainder", "gp_fmod", "gp_power",
     "gp_maximum", "gp_minimum", "gp_fmax", "gp_fmin",
     "gp_left_shift", "gp_right_shift",
-    "gp_atan2", "gp_hypot", "gp_copysign", "gp_logaddexp", "gp_nextafter",
+    "gp_copysign", "gp_nextafter",
     "gp_floor_divide_xla", "gp_remainder_xla",
 ]

@@ -10,7 +10,7 @@ from numba.extending import intrinsic
 
 from .cache import cached_njit
 
-__all__ = ["JIT_OPTIONS", "helper_njit", "call_jitted", "bitcast",
+__all__ = ["JIT_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
            "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem"]
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
@@ -85,3 +85,20 @@ def call_jitted(fn, *args):
         tramp = njit(lambda x: fn(x)) if len(args) == 1 else njit(lambda x, y: fn(x, y))
         _TRAMPOLINES[fn] = tramp
     return tramp(*args)
+
+
+def declare_helper(name, typer):
+    """Declare the helper ``name`` for compiled code: ``typer(*numba types)`` returns the
+    implementation for those argument types, or None where the helper is not defined for them (a
+    typing error naming it). The returned plain function raises if called from Python; kernels
+    reach the overload, which LLVM inlines into the calling loop."""
+    from numba.extending import overload
+    arity = typer.__code__.co_argcount
+    args = ", ".join(typer.__code__.co_varnames[:arity])
+    scope = {}
+    exec(f"def public({args}):\n    raise NotImplementedError('{name} is only callable from compiled kernels')", scope)
+    public = scope["public"]
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = typer.__doc__
+    overload(public, jit_options=JIT_OPTIONS)(typer)
+    return public

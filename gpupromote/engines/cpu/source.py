@@ -13,7 +13,7 @@ from ...kernel import ir
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view"]
 
-GENERATOR_VERSION = 4   # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 5   # part of every generated source: bump it to regenerate all kernels
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -55,6 +55,8 @@ def _cast(expr: str, src: D.DType, dst: D.DType) -> str:
         return expr   # the carrier already is float32
     if src.kind == "c" and dst.kind != "c":
         expr, src = f"({expr}).real", _REAL_PART[src.code]
+    if src.kind == "f" and dst.kind in "ui":   # C leaves NaN and out-of-range values undefined (casts.py)
+        return f"{'gp_f8toi' if src.code in ('e4', 'e5') else 'gp_ftoi'}({expr}, {_np(dst)}(0))"
     return f"{_np(dst)}({expr})"
 
 
@@ -131,6 +133,9 @@ def source(kernel) -> str:
         "from gpupromote.engines.cpu.cache import cached_njit",
         "from gpupromote.engines.cpu.helpers import *  # noqa: F401,F403",
         "from gpupromote.engines.cpu.elementwise import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.owned_math import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.unary import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.casts import *  # noqa: F401,F403",
         "",
         "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError. Cached in the",
         "# tag folder beside this file, where a damaged cache file is dropped, not fatal.",

@@ -417,9 +417,9 @@ def gpm_logaddexp_f64(x: f64, y: f64) -> f64:
     if (x == INF) | (y == INF):
         return INF
     if x == NINF:
-        return y
+        return y + 0.0      # log(e^y + 0) is y, and log(1) is +0: a -0.0 becomes +0.0
     if y == NINF:
-        return x
+        return x + 0.0
     h, lo = gpm_logaddexp_dd(x, y)
     return h + lo
 
@@ -433,7 +433,7 @@ def gpm_logaddexp_any(x: f64, y: f64) -> tuple[f64, f64]:
     eq = x == y
     h = select(eq, eh, h)
     lo = select(eq, el + LN2_R, lo)
-    sp = select((x == INF) | (y == INF), INF, select(x == NINF, y, x))
+    sp = select((x == INF) | (y == INF), INF, select(x == NINF, y, x) + 0.0)   # (-0.0 with -inf: +0.0)
     h = select(fin, h, sp)
     lo = select(fin, lo, 0.0)
     h = select(y != y, y, select(x != x, x, h))

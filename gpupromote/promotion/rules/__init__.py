@@ -48,6 +48,9 @@ class Rules:
     out_rule = StoreRule.SAME_KIND       # storing a result into an out= array
     inplace_rule = StoreRule.SAME_KIND   # ... into one of the op's own operands (x += y)
     flush_subnormals = False             # CPU kernels flush subnormal floats to zero (XLA)
+    values = "numpy"                     # whose values kernels give where frameworks differ (core/ops.py)
+    clip_saturates_int_bounds = False    # clip takes a Python int bound beyond the dtype as the dtype's end
+                                         # (NumPy), not wrapped into it (JAX: 300 clips int8 at 44)
     canonical = _EMPTY                   # dtype -> the dtype an input of it becomes (JAX with x64 off)
     weak_arrays = _EMPTY                 # dtype -> weak node of a weakly typed array of it (JAX, TF)
     bool_kernels = _EMPTY                # op -> dtype a bool promoted dtype computes in (no bool kernel)

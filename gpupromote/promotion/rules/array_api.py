@@ -16,6 +16,7 @@ __all__ = ["ArrayAPIRules"]
 class ArrayAPIRules(Rules):
     """``scalar_kinds``: Python scalar kind -> the array kinds it may join; ``categories``: op ->
     the dtype categories the standard lists for the function."""
+    clip_saturates_int_bounds = True   # array-api-strict clips with NumPy
 
     nary = True  # xp.result_type(*arrays_and_dtypes)
     inplace_rule = StoreRule.SAME_DTYPE  # "x1 += x2" must not change x1's dtype (array-api-strict: TypeError)

@@ -40,6 +40,7 @@ class JaxRules(Rules):
     # jax.numpy does not take, is stored into with NumPy's same_kind rule.
     inplace_rule = StoreRule.REBIND
     flush_subnormals = True  # XLA's CPU backend runs with FTZ/DAZ: subnormal inputs and results are 0
+    values = "jax"
     # these compute bool as int32 (dtypes.to_numeric_dtype), x64 or not
     bool_kernels = {op: "int32" for op in ("floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift",
                                            "square")}

@@ -25,6 +25,7 @@ class NumPyRules(Rules):
     constructor takes a Python int through a C long (ml_dtypes: a TypeError beyond int64)."""
 
     nary = True   # np.result_type(*arrays_and_dtypes): the least dtype all promote to, not a left fold
+    clip_saturates_int_bounds = True
     negative_power_arrays_refused = True
     # ufuncs with no bool loop start at int8 ("bb->b"); np.round of a bool array is np.rint's
     # (ndarray.round rounds only integer arrays by copying them), whose first loop is float16

@@ -21,6 +21,7 @@ _OPMATH = {"float16": "float32", "bfloat16": "float32", "complex32": "complex64"
 class TorchRules(Rules):
     # torch.square(x) is torch.pow(x, 2): a bool tensor with a Python int is int64
     bool_kernels = {"square": "int64"}
+    values = "torch"
 
     def accumulator(self, pol, op_name, dtype):
         # torch.sum / prod / cumsum / cumprod: bool and every integer dtype give int64
