@@ -27,7 +27,8 @@ from .array import Array
 from ..engines import get_backend
 from .checks import needs_checks, pre_launch_checks
 from .folding import cast_array, fold_operand
-from .operands import check_operand, is_device, native, overlaps, same_array, shape_error, storage_of, wants_gp_array
+from .operands import (broadcast_shapes, check_operand, is_device, native, overlaps, same_array, shape_error,
+                       storage_of, wants_gp_array)
 from ..core.ops import ALIASES
 from ..promotion.policies import get_policy
 from ..promotion.store import check_store
@@ -83,7 +84,7 @@ def _call_on(op, plan, backend, name, operands, kargs, args, out):
             kargs[i] = fold_operand(plan, i, operands[i], kargs[i])
     shapes = [a.shape for a, f in zip(kargs, plan.folded) if not f]
     try:
-        shape = np.broadcast_shapes(*shapes) if shapes else ()
+        shape = broadcast_shapes(*shapes) if shapes else ()
     except ValueError:
         raise shape_error(op, shapes) from None
 
@@ -191,7 +192,7 @@ def run_into_out(plan, backend, kargs, shape, out, args, run=None):
         raise ValueError(f"{plan.op}: the out array is read-only")
     if tuple(target.shape) != tuple(shape):
         try:
-            ok = np.broadcast_shapes(shape, target.shape) == tuple(target.shape)
+            ok = broadcast_shapes(shape, target.shape) == tuple(target.shape)
         except ValueError:
             ok = False
         if not ok:

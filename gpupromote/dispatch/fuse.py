@@ -9,7 +9,8 @@
     gp.fuse(g, policy="torch")     # a fixed policy (default: the policy current at each call)
     gp.explain(f, a, b, c, d, e)   # each op's dtype and the rules that fired
 
-``fn`` runs once per (policy, device, each argument's dtype and rank or Python scalar type) on
+``fn`` runs once per (policy, device, each argument's dtype and rank (its number of dimensions) or
+Python scalar type, and the values it captures: see below) on
 symbolic operands: the Python operators (+ - * / // % ** & | ^ << >>, comparisons, unary -, ~,
 abs) and every gp.<op> function record one step each, resolved by the resolver under the policy
 exactly as the eager call resolves it (a refused promotion raises the same PromotionError, at
@@ -23,8 +24,24 @@ Python scalars: constants inside ``fn`` and Python scalar arguments are folded i
 as by-value parameters, converted per call as the eager call converts them; an argument's value
 is checked against its step's plan at every call (an out-of-range int raises as eager does, and a
 value that changes the plan - PyTorch's 2**63, say - gets a trace of its own). Python arithmetic
-on scalar arguments (``x * (s + 1)``) runs in Python at each call, as it does eagerly. Arrays
-captured from an enclosing scope are baked into the trace (like jax.jit's constants).
+on scalar arguments (``x * (s + 1)``) runs in Python at each call, as it does eagerly.
+
+What a trace captures (docs/fuse.md says it at length): the Python code of ``fn`` runs at trace time
+only, so a value it reads from outside its arguments is the value of that moment. Two kinds are
+watched, and a call that finds them changed gets a trace of its own (as eager would see the new
+value): a Python or NumPy scalar, and which array object, held by a name of ``fn``'s own code - a
+closure variable or a module global it names (nested functions, comprehensions and lambdas inside
+``fn`` included). An array so captured is read by the kernel at each call (its contents as they are
+then); anything else (an attribute ``self.k``, an item ``cfg["k"]``, what a helper function reads) is
+frozen at trace time: pass such values as arguments. The rank of each argument is part of the key,
+so ``fn`` may branch on ``x.ndim``; it may not branch on values (use gp.where).
+
+Steps whose value the result does not use are left out of the kernel: they neither broadcast the
+result nor read their inputs, yet their shapes are checked at each call (a broadcast error is
+raised as the eager call raises it), and a data check of theirs (integer division by zero) runs
+the chain eagerly. A function that raises - a refused promotion, its own exception - runs once
+per call: the error of the first step that would fail eagerly is raised (a data check of an
+earlier step first, computed by a kernel of the steps so far).
 
 Data-dependent checks the eager call makes before a launch (integer division by zero, NumPy's
 INT_MIN // -1 warning, a negative integer power) are made by the kernel and reported after it,
@@ -48,7 +65,7 @@ from .checks import checks_of, report_check
 from .eager import check_cpu_dtypes, run_into_out, wrap_result
 from ..core.errors import FuseError
 from .folding import fold_operand
-from .operands import is_dask, lazy, native, shape_error, storage_of, wants_gp_array
+from .operands import broadcast_shapes, is_dask, lazy, native, shape_error, storage_of, wants_gp_array
 from ..core.ops import op_named
 from ..promotion.policies import get_policy
 from ..promotion.resolve import Operand, explain_resolution, resolve
@@ -87,16 +104,7 @@ class Fused:
             return interop.call(lambda views, view_out: self(*views, out=view_out, policy=policy), args, out)
         name = policy or self.policy or CURRENT_POLICY.get()
         args = [native(a) for a in args]
-        try:
-            trace = self._trace_for(name, args)
-        except FuseError:
-            raise
-        except (TypeError, ValueError, ArithmeticError) as refused:
-            # A step refuses these operands (or a scalar's value). Eager raises that too - unless a
-            # check of an earlier step on the data raises first: run it eagerly, in its order.
-            with use_policy(name):
-                self.fn(*_as_gp_arrays(args))
-            raise refused
+        trace = self._trace_for(name, args, call=True)
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)
         return trace.run(args, out)
@@ -129,19 +137,52 @@ class Fused:
 
     # -----------------------------------------------------------------------------------------
 
-    def _trace_for(self, name, args):
-        key = (name, tuple(_arg_key(a) for a in args))
+    def _trace_for(self, name, args, call=False):
+        """The trace for these arguments: keyed by the policy, each argument's dtype and rank (or
+        Python scalar type) and what ``fn`` captures (``_captured``). ``call``: the arguments hold
+        data, and a trace that raises first runs the data checks of the steps before (as eager)."""
+        key = (name, tuple(_arg_key(a) for a in args), self._captured())
         trace = self._traces.get(key)
         if trace is None or not trace.holds_for(args):
             values_key = key + (tuple(a for a in args if type(a) in _PY_SCALARS),)
             trace = self._traces.get(values_key)
             if trace is None or not trace.holds_for(args):
-                trace = _Tracer(name, _all_host(args)).trace(self.fn, args)
+                tracer = _Tracer(name, _all_host(args))
+                try:
+                    trace = tracer.trace(self.fn, args)
+                except FuseError:
+                    raise
+                except Exception:
+                    # Eager raises this too, unless a data check of an earlier step raises first:
+                    # those checks run as a kernel of their own (fn is not run a second time).
+                    if call:
+                        tracer.raise_in_order(args)
+                    raise
                 if len(self._traces) >= _MAX_TRACES:
                     self._traces.pop(next(iter(self._traces)))
                 # the first trace of a key is the ordinary one; a value that needs another plan gets its own
                 self._traces[key if key not in self._traces else values_key] = trace
         return trace
+
+    def _captured(self):
+        """What ``fn`` reads from outside its arguments and the trace must follow (the module
+        docstring): a Python / NumPy scalar by type and exact value (``repr``: -0.0 and 0.0 differ,
+        NaN equals itself), an array by identity, for each name of fn's closure and each global its
+        code names."""
+        readers = self.__dict__.get("_readers")
+        if readers is None:
+            readers = self._readers = _capture_readers(self.fn)
+        if not readers:
+            return ()
+        key = []
+        for name, read in readers:
+            value = read()
+            t = type(value)
+            if t in _PY_SCALARS or isinstance(value, np.generic):
+                key.append((name, t, repr(value)))
+            elif isinstance(value, (np.ndarray, Array)) or hasattr(value, "__cuda_array_interface__"):
+                key.append((name, t, id(value)))
+        return tuple(key)
 
     def _eager(self, name, args, out, trace):
         with use_policy(name):
@@ -192,11 +233,50 @@ def _arg_key(x):
     if t in _PY_SCALARS:
         return t
     if t is np.ndarray:
-        return (x.dtype, x.ndim == 0)
+        return (x.dtype, x.ndim)
     o = describe(x)
     if o.category == "scalar":
         return type(o.value)
-    return (t, o.dtype.name, o.category, o.host)
+    return (t, o.dtype.name, o.category, o.host, _rank(x, o))
+
+
+def _rank(x, o) -> int:
+    """An array operand's number of dimensions (a gp.spec's ``ndim``, a NumPy scalar's 0)."""
+    ndim = getattr(x, "ndim", None)
+    return int(ndim) if ndim is not None else (0 if o.category == "zero-dim" else 1)
+
+
+_NO_VALUE = object()
+
+
+def _capture_readers(fn):
+    """(name, read) for each value ``fn`` can read by a name of its own code: its closure cells and
+    the module globals its code (and the code nested in it: lambdas, comprehensions, inner
+    functions) names. Nothing for a callable without Python code (a partial, a class instance)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    readers = []
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        readers.append((name, lambda cell=cell: cell.cell_contents if _cell_full(cell) else _NO_VALUE))
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    g = getattr(fn, "__globals__", {})
+    for name in sorted(names - set(code.co_freevars)):
+        readers.append((name, lambda name=name: g.get(name, _NO_VALUE)))
+    return tuple(readers)
+
+
+def _cell_full(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:   # a closure variable not assigned yet
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,20 +286,22 @@ class _Step:
     """One op of the chain: its plan, the operands it was resolved with (and where each came
     from, for explain), and for each operand that is a Python scalar computed from the
     arguments, how to get its value at a call."""
-    __slots__ = ("plan", "operands", "scalars", "labels")
+    __slots__ = ("plan", "operands", "scalars", "labels", "node")
 
     def __init__(self, plan, operands, scalars, labels=()):
         self.plan, self.operands, self.scalars, self.labels = plan, tuple(operands), scalars, tuple(labels)
+        self.node = None   # the IR value the step computes (set once it is built)
 
 
 class _Source:
     """Where kernel parameter k's value comes from at a call: an argument's array, a captured
     array, or a folded value (``value(args)``) converted by folding.fold_operand for step
     ``plan``'s operand ``i``."""
-    __slots__ = ("arg", "array", "value", "plan", "i", "operand")
+    __slots__ = ("arg", "array", "value", "plan", "i", "operand", "folded_unused")
 
-    def __init__(self, arg=None, array=None, value=None, plan=None, i=None, operand=None):
+    def __init__(self, arg=None, array=None, value=None, plan=None, i=None, operand=None, folded_unused=False):
         self.arg, self.array, self.value, self.plan, self.i, self.operand = arg, array, value, plan, i, operand
+        self.folded_unused = folded_unused   # a folded scalar only an unused step reads: no kernel parameter
 
 
 class _Tracer:
@@ -227,6 +309,9 @@ class _Tracer:
         self.policy, self.host = policy, host
         self.params, self.sources, self.steps, self.checks = [], [], [], []
         self.eager = None   # why the chain runs eagerly instead (a case the kernel cannot reproduce)
+        self.shape_checks = []   # the unused steps that read operands the kernel does not read
+        self.full = None         # (params, sources, checks) before unused steps were dropped
+        self.step_reads = []     # per step: the array parameters (indices into full) it reads
 
     # arguments and constants ------------------------------------------------------------------
 
@@ -241,7 +326,7 @@ class _Tracer:
             raise FuseError(f"gp.fuse: {x!r} is not an array")
         canonical = get_policy(self.policy).rules.canonical
         dtype = D.dtype(canonical.get(o.dtype.name, o.dtype.name)) if canonical else o.dtype
-        return Traced(self, dtype, 0 if o.category == "zero-dim" else 1, arg=(arg, x, o),
+        return Traced(self, dtype, _rank(x, o), arg=(arg, x, o),
                       label="a captured array" if arg is None else f"argument {arg}")
 
     def _array_node(self, t: Traced):
@@ -322,7 +407,7 @@ class _Tracer:
             else:
                 cond = plan.op == "where" and i == 0
                 values.append(ir.read(self._array_node(a), target, None if cond else via))
-        node = ir.op_node(plan, values)
+        node = self.steps[step].node = ir.op_node(plan, values)
         self._add_checks(plan, values, step)
         ndim = max((a._ndim for a in items if isinstance(a, Traced)), default=0)
         return Traced(self, plan.result, ndim, node=node, label=f"step {step}")
@@ -350,8 +435,143 @@ class _Tracer:
             # a constant, a Python scalar or an argument as it came: nothing for a kernel to compute
             self.eager = "the result is not computed from the arguments by gp ops"
             return _Trace(self, None, None)
-        kernel = ir.Kernel(self.params, result._node, self.checks, label=_label(fn))
-        return _Trace(self, kernel, result)
+        return self.finish(result._node, result._dtype, _label(fn))
+
+    def finish(self, value, dtype, label, partial=False):
+        """The _Trace of the kernel that computes ``value``: parameters only the unused steps read
+        are dropped (they would broadcast the result) and the rest renumbered; the unused steps'
+        shapes are checked at each call instead (``shape_checks``). A data check of an unused step
+        that reads such a parameter runs the chain eagerly. ``partial``: the kernel of some checks,
+        run for them alone (every check kept, whatever it reads)."""
+        used = _params_of([value])
+        checked = _params_of([c.cond for c in self.checks])
+        if not partial:
+            self.full = (list(self.params), list(self.sources), list(self.checks))
+            self.step_reads = _array_reads(self.steps)
+            if not checked <= used:
+                self.eager = "a data check of a step whose value is not used reads operands the result does not read"
+            reached = _reachable([value])
+            self.shape_checks = [k for k, step in enumerate(self.steps)
+                                 if id(step.node) not in reached and not set(self.step_reads[k]) <= used]
+        keep = sorted(used | checked)
+        if len(keep) != len(self.params):
+            value, checks = _renumbered(self.params, keep, value, self.checks)
+            kept = set(keep)
+            # the folded scalars of unused steps stay in the call's order, converted but not passed
+            self.sources = [s if k in kept else _Source(value=s.value, plan=s.plan, i=s.i, operand=s.operand,
+                                                          folded_unused=True)
+                            for k, s in enumerate(self.sources) if k in kept or (self.params[k].folded and not partial)]
+            self.params = [ir.param(j, self.params[k].dtype, self.params[k].folded) for j, k in enumerate(keep)]
+            self.checks = checks
+        kernel = ir.Kernel(self.params, value, self.checks, label=label)
+        return _Trace(self, kernel, dtype)
+
+    def raise_in_order(self, args):
+        """What eager raises first, on ``args``, of the steps traced so far (their trace stopped at
+        a step that raised): a step whose operands do not broadcast, or before it, a data check."""
+        _raise_first(self.policy, self.host, self.steps, (self.params, self.sources, self.checks),
+                     _array_reads(self.steps), args)
+
+
+def _array_reads(steps) -> list:
+    """Per step, the sorted indices of the array (not folded) parameters its value reads."""
+    memo: dict = {}
+    for step in steps:
+        stack = [(step.node, False)] if step.node is not None else []
+        while stack:
+            n, expanded = stack.pop()
+            if id(n) in memo:
+                continue
+            if isinstance(n, ir.Param):
+                memo[id(n)] = frozenset() if n.folded else frozenset((n.index,))
+            elif isinstance(n, ir.Const):
+                memo[id(n)] = frozenset()
+            else:
+                kids = (n.arg,) if isinstance(n, ir.Cast) else n.args
+                if expanded:
+                    memo[id(n)] = frozenset().union(*(memo[id(c)] for c in kids))
+                else:
+                    stack.append((n, True))
+                    stack.extend((c, False) for c in kids if id(c) not in memo)
+    return [sorted(memo.get(id(step.node), ())) for step in steps]
+
+
+def _shapes(args, sources, indices):
+    return [np.shape(storage_of(args[sources[k].arg])) if sources[k].arg is not None else sources[k].array.shape
+            for k in indices]
+
+
+def _broadcasts(shapes) -> bool:
+    try:
+        broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
+def _raise_first(policy, host, steps, full, step_reads, args):
+    """Raise what the eager chain raises first on ``args`` (when the fused one cannot run it as
+    one kernel): the first step whose operands do not broadcast, unless a data check of a step
+    before it fires first (those run as a kernel of their own checks). Returns when neither."""
+    params, sources, checks = full
+    first = next((k for k, reads in enumerate(step_reads) if not _broadcasts(_shapes(args, sources, reads))), None)
+    earlier = [c for c in checks if first is None or c.step < first]
+    if earlier:
+        tracer = _Tracer(policy, host)
+        tracer.params, tracer.sources, tracer.steps, tracer.checks = list(params), list(sources), steps, earlier
+        trace = tracer.finish(earlier[0].cond, D.bool_, "checks", partial=True)
+        if not trace.empty(args):
+            trace.run(args, None)
+    if first is not None:
+        shapes = _shapes(args, sources, step_reads[first])
+        raise shape_error(steps[first].plan.op, shapes)
+
+
+def _reachable(roots) -> set:
+    """The ids of the IR nodes ``roots`` compute from (themselves included)."""
+    seen, stack = set(), list(roots)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, ir.Cast):
+            stack.append(n.arg)
+        elif isinstance(n, ir.Apply):
+            stack.extend(n.args)
+    return seen
+
+
+def _params_of(roots) -> set:
+    """The indices of the parameters ``roots`` read."""
+    seen, stack, found = set(), list(roots), set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, ir.Param):
+            found.add(n.index)
+        elif isinstance(n, ir.Cast):
+            stack.append(n.arg)
+        elif isinstance(n, ir.Apply):
+            stack.extend(n.args)
+    return found
+
+
+def _renumbered(params, keep, value, checks):
+    """``value`` and ``checks`` rebuilt over parameters ``keep`` (old indices), numbered 0, 1, ...
+    in that order."""
+    new = {params[k]: ir.param(j, params[k].dtype, params[k].folded) for j, k in enumerate(keep)}
+    old = ir.Kernel(params, value, checks)
+    for node in old.steps():   # every argument before the nodes that read it
+        if isinstance(node, ir.Const):
+            new[node] = node
+        elif isinstance(node, ir.Cast):
+            new[node] = ir.cast(new[node.arg], node.dtype)
+        else:
+            new[node] = ir.apply(node.op, [new[a] for a in node.args], node.compute, node.dtype, node.expr)
+    return new[value], [ir.Check(new[c.cond], c.what, c.step) for c in checks]
 
 
 def _compare(op, a, b):
@@ -372,11 +592,12 @@ def _label(fn) -> str:
 # A trace, run
 
 class _Trace:
-    def __init__(self, tracer: _Tracer, kernel: ir.Kernel, result: Traced):
+    def __init__(self, tracer: _Tracer, kernel: ir.Kernel, result_dtype):
         self.policy, self.host, self.eager = tracer.policy, tracer.host, tracer.eager
         self.kernel, self.sources, self.steps = kernel, tracer.sources, tracer.steps
+        self.shape_checks, self.full, self.step_reads = tracer.shape_checks, tracer.full, tracer.step_reads
         self.scalar_steps = [s for s in self.steps if s.scalars]
-        self.result_dtype = None if result is None else result._dtype
+        self.result_dtype = result_dtype
         self.wants_gp_array = False
 
     def holds_for(self, args) -> bool:
@@ -393,11 +614,16 @@ class _Trace:
                 return False
         return True
 
+    def _raise_in_order(self, args):
+        """Shapes that do not broadcast: raise as eager raises, at the first step that fails (or a
+        data check of a step before it)."""
+        _raise_first(self.policy, self.host, self.steps, self.full, self.step_reads, args)
+
     def empty(self, args) -> bool:
         shapes = [np.shape(storage_of(args[s.arg])) for s in self.sources if s.arg is not None]
         shapes += [s.array.shape for s in self.sources if s.array is not None]
         try:
-            return 0 in np.broadcast_shapes(*shapes) if shapes else False
+            return 0 in broadcast_shapes(*shapes) if shapes else False
         except ValueError:
             return False  # the launch reports the broadcast error
 
@@ -405,6 +631,9 @@ class _Trace:
         backend = get_backend("cpu" if self.host else "cuda")
         kargs = []
         for s in self.sources:
+            if s.folded_unused:   # a scalar of a step whose value is unused: converted as eager converts it
+                fold_operand(s.plan, s.i, s.operand, s.value(args))   # (its warning or error), then dropped
+                continue
             if s.arg is not None:
                 x = storage_of(args[s.arg])
                 if not self.host and _is_host(args[s.arg]):
@@ -417,11 +646,15 @@ class _Trace:
                 kargs.append(s.array)
             else:
                 kargs.append(fold_operand(s.plan, s.i, s.operand, s.value(args)))
+        for k in self.shape_checks:   # steps whose value is unused: eager broadcasts their operands too
+            if not _broadcasts(_shapes(args, self.full[1], self.step_reads[k])):
+                self._raise_in_order(args)
         arrays = [kargs[k] for k in self.kernel.arrays]
         shapes = [a.shape for a in arrays]
         try:
-            shape = np.broadcast_shapes(*shapes) if shapes else ()
+            shape = broadcast_shapes(*shapes) if shapes else ()
         except ValueError:
+            self._raise_in_order(args)
             raise shape_error(self.kernel.label, shapes) from None
         last = self.steps[-1].plan
         checks = self.kernel.checks

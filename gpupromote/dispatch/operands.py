@@ -103,6 +103,24 @@ def wants_gp_array(args) -> bool:
     return any(isinstance(a, Array) for a in args)
 
 
+def broadcast_shapes(*shapes) -> tuple:
+    """``np.broadcast_shapes`` for any number of dimensions: NumPy's stops at 32 ("this function only
+    supports up to 32 dimensions") where its arrays and ufuncs reach 64. A ValueError when the
+    shapes do not broadcast."""
+    if all(len(s) <= 32 for s in shapes):
+        return np.broadcast_shapes(*shapes)
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        for k, n in enumerate(s, ndim - len(s)):
+            if n != 1:
+                if out[k] == 1:
+                    out[k] = n
+                elif out[k] != n:
+                    raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape ({n} against {out[k]})")
+    return tuple(out)
+
+
 def shape_error(op, shapes, out_shape=None):
     shown = " ".join(str(tuple(s)) for s in shapes)
     if out_shape is not None:

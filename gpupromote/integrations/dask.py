@@ -53,7 +53,7 @@ from ..core import dtypes as D
 from ..dispatch.api import CURRENT_POLICY, describe, plan_for, spec
 from ..dispatch.array import Array
 from ..dispatch.eager import call as eager_call, check_cpu_dtypes
-from ..dispatch.operands import shape_error
+from ..dispatch.operands import broadcast_shapes, shape_error
 from ..core.ops import ALIASES, op_named
 from ..promotion.policies import get_policy
 
@@ -123,7 +123,7 @@ def _layout(label, operands):
             shapes.append(tuple(arg.shape))
     if all(n == n for s in shapes for n in s):   # no NaN dimension
         try:
-            np.broadcast_shapes(*shapes)
+            broadcast_shapes(*shapes)
         except ValueError:
             raise shape_error(label, shapes) from None
     return pairs, max((len(s) for s in shapes), default=0)

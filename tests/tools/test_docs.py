@@ -242,7 +242,8 @@ def test_readme_cli_lines_run(tmp_path, monkeypatch, capsys):
 _PATH = re.compile(r"(?<![\w/.])((?:gpupromote|tests|kernels|bench|docs)/[\w./-]*\w)")
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/ARCHITECTURE.md", "docs/cpu-engine.md", "docs/deviations.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/ARCHITECTURE.md", "docs/cpu-engine.md", "docs/deviations.md",
+                                  "docs/fuse.md"])
 def test_paths_the_docs_name_exist(page):
     text = (ROOT / page).read_text()
     missing = sorted({p for p in _PATH.findall(text)
