@@ -25,6 +25,7 @@ from ..promotion.limits import INT_RANGES
 from ..core.ops import ALIASES, OPS, UNARY_OPS
 from .operands import SCALAR_TYPES, is_dask, is_device, lazy
 from ..promotion.policies import get_policy
+from ..promotion.rules import CLIPS
 from ..promotion.store import check_store
 
 __all__ = ["OP_FUNCTIONS", "call", "make_op"]
@@ -94,6 +95,9 @@ def _fast_plan(op, args, policy, array=_ndarray):
     if plan.exact_exponent:
         return None   # the exponent is folded as an equivalent one (call)
     bounds += tuple((i, *_INT64) for i, x in enumerate(args) if type(x) is int)
+    if plan.op in CLIPS and plan.compute.kind in "ui":
+        # an int bound outside the integer type: NumPy saturates it (folding.fold_operand), the full path
+        bounds += tuple((i, *INT_RANGES[plan.compute.name]) for i, x in enumerate(args) if type(x) is int)
     if needs_checks(plan):
         # Integer division and power check their operands before the launch; with an array
         # first and a Python int second, that check is the int's sign: x // 2, x % 3, x ** 2 pass.

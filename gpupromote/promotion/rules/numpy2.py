@@ -121,9 +121,15 @@ class NumPyRules(Rules):
     def int_range(self, pol, op_name, target, position):
         if op_name in _LOGICAL:  # the logical ufuncs test a Python int for truth, after converting it to a C long
             return IntRange(*INT_RANGES["int64"], "int64")
+        if op_name in CLIPS and target.kind in "ui":
+            # np.clip drops a bound beyond the dtype's range that clips nothing (clip(int8, 0, 300)
+            # is int8, nothing clipped at the top) and raises for one that would clip everything
+            # (clip(int8, 300, None): "Python integer 300 out of bounds for int8")
+            lo, hi = INT_RANGES[target.name]
+            upper = position == 2 or op_name == "_clip_max"
+            return IntRange(lo, float("inf"), target.name) if upper else IntRange(float("-inf"), hi, target.name)
         if op_name == "where" or op_name in CLIPS:
-            # np.where casts a Python int into the dtype, wrapping; np.clip takes a bound beyond the
-            # dtype's range as it is (clip(int8, 0, 300) is int8, nothing clipped at the top)
+            # np.where casts a Python int into the dtype, wrapping
             return None
         if target.name in self.int_via_long:   # "TypeError: expected number, got int"
             return IntRange(*INT_RANGES["int64"], "int64", TypeError)
