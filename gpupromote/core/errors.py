@@ -3,28 +3,36 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 
+from .dtypes import BY_NAME as DTYPES
 from .kinds import KIND_ORDER
 
 __all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "OverlappingOutput", "describe_operand",
            "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint",
-           "warn_at_caller"]
+           "warn_at_caller", "CastHint", "register_hint_check", "holds"]
 
 
 class PromotionError(TypeError):
     """A policy refuses to promote these operands for this op.
 
-    ``policy``, ``op`` and ``operands`` say what was asked; ``hint`` the explicit cast that works.
+    ``policy``, ``op`` and ``operands`` say what was asked; ``hint`` the explicit cast that works
+    (a ``cast_hint`` is checked first: the cast it names is one the policy then takes).
     """
 
     def __init__(self, policy, op, operands, why, hint=None):
+        if isinstance(hint, CastHint):
+            hint = hint.choose(policy, op, tuple(operands))
         self.policy, self.op, self.operands, self.why, self.hint = policy, op, tuple(operands), why, hint
         args = ", ".join(describe_operand(o) for o in self.operands)
         msg = f"policy {policy!r} refuses {op}({args}): {why}"
         if hint:
             msg += f". {hint}"
         super().__init__(msg)
+
+    def __reduce__(self):   # picklable (a Dask worker sends it back), with the hint already chosen
+        return type(self), (self.policy, self.op, self.operands, self.why, self.hint)
 
 
 class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
@@ -76,16 +84,124 @@ def negative_operand(policy, framework, op, dtype, value):
                       f"in {framework}" + ("; use a float base, e.g. x.astype('float64')" if op == "power" else ""))
 
 
+# ---------------------------------------------------------------------------------------------
+# Fix hints: the explicit cast a refusal suggests is one the policy then takes
+
+# Per float dtype: (mantissa bits, largest exponent, smallest normal exponent); a complex dtype is a
+# pair of its part's float.
+_FLOATS = {"float8_e4m3fn": (3, 8, -6), "float8_e5m2": (2, 15, -14), "float16": (10, 15, -14),
+           "bfloat16": (7, 127, -126), "float32": (23, 127, -126), "float64": (52, 1023, -1022)}
+_PARTS = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
+
+
+def holds(target, source) -> bool:
+    """Whether every value of dtype ``source`` is exact in dtype ``target`` (DTypes)."""
+    if target is source or source.kind == "b":
+        return True
+    if target.kind == "b":
+        return False
+    if source.kind in "ui" and target.kind in "ui":
+        if source.kind == "u":
+            return target.bits > source.bits if target.kind == "i" else target.bits >= source.bits
+        return target.kind == "i" and target.bits >= source.bits
+    t = _FLOATS.get(_PARTS.get(target.name, target.name))
+    if t is None or (source.kind == "c" and target.kind != "c"):
+        return False   # an integer target holds no float; a real target no complex
+    if source.kind in "ui":
+        return t[0] + 1 >= source.bits - (source.kind == "i")
+    s = _FLOATS[_PARTS.get(source.name, source.name)]
+    return t[0] >= s[0] and t[1] >= s[1] and t[2] <= s[2]
+
+
+# The dtypes a hint suggests, in order of preference: the common ones first, then by size.
+_PREFERRED = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64",
+              "complex128", "uint16", "uint32", "uint64", "bfloat16", "float8_e4m3fn", "float8_e5m2", "complex32")
+
+_verify = None          # (policy, op, operands, what, source name, target name) -> bool; see register_hint_check
+_checking = threading.local()
+_chosen: dict = {}
+
+
+def register_hint_check(check) -> None:
+    """Install the function that tells whether a cast a hint would suggest makes the policy take the
+    operands: ``check(policy, op, operands, what, source, target)``, ``what`` one of "array" (each
+    array operand of dtype ``source`` cast to ``target``), "all" (every array operand cast to
+    ``target``) or "scalar" (each Python scalar made an array of dtype ``target``). The dispatcher
+    installs one that resolves (the core wing imports nothing that promotes)."""
+    global _verify
+    _verify = check
+    _chosen.clear()
+
+
+class CastHint(str):
+    """A fix hint for a refused promotion, as ``cast_hint`` words it before it is checked; the
+    PromotionError it goes into keeps the first of ``candidates`` the policy takes (``choose``)."""
+    candidates: tuple = ()
+
+    def choose(self, policy, op, operands) -> str:
+        check = _verify
+        if check is None or getattr(_checking, "on", False):
+            return str(self)
+        # a Python scalar's value is in the key: a cast that helps 300 may not help -1 (x ** -1)
+        key = (policy, op, tuple((o.signature(), repr(o.value)) if hasattr(o, "signature") else repr(o)
+                                 for o in operands))
+        hit = _chosen.get(key)
+        if hit is not None:
+            return hit
+        _checking.on = True   # a candidate the policy refuses raises a PromotionError of its own: unchecked
+        try:
+            hint = next((text for what, source, target, text in self.candidates
+                         if check(policy, op, operands, what, source, target)), "")
+        finally:
+            _checking.on = False
+        if len(_chosen) > 4096:
+            _chosen.clear()
+        _chosen[key] = hint
+        return hint
+
+
+def _hint(text, candidates) -> CastHint:
+    h = CastHint(text)
+    h.candidates = tuple(candidates)
+    return h
+
+
+def _wider(x):
+    """Dtypes that hold every value of ``x``, other than ``x``, in order of preference."""
+    return [t for t in map(DTYPES.get, _PREFERRED) if t is not None and t is not x and holds(t, x)]
+
+
 def cast_hint(values) -> str:
-    """The explicit cast that would let ``values`` (Operands) promote."""
-    arrays = [o.dtype for o in values if o.dtype is not None]
+    """The explicit cast that would let ``values`` (Operands) promote: the narrower array cast to the
+    wider one's dtype, both cast to a dtype that holds each, or a Python scalar made an array, each
+    checked against the policy when the error is made (the first the policy takes is named; none
+    is named when none works, e.g. an op the framework has for no dtype of these kinds)."""
+    arrays = list(dict.fromkeys(o.dtype for o in values if o.dtype is not None))
     if len(arrays) >= 2:
         a, b = arrays[:2]
         wide = a if a.itemsize >= b.itemsize and KIND_ORDER[a.kind] >= KIND_ORDER[b.kind] else b
         other = b if wide is a else a
-        return f"Cast explicitly, e.g. x.astype('{wide.name}') on the {other.name} operand"
-    if arrays:
-        return f"Cast the Python scalar to an array of dtype {arrays[0].name} first, or the array to a wider dtype"
+        first = f"Cast explicitly, e.g. x.astype('{wide.name}') on the {other.name} operand"
+        candidates = [("array", other.name, wide.name, first)] if holds(wide, other) else []
+        both = [t for t in _wider(a) if holds(t, b)]
+        candidates += [("all", None, t.name, f"Cast both operands explicitly to one dtype that holds each, e.g. "
+                                             f"x.astype('{t.name}')") for t in both]
+        if not holds(wide, other):
+            candidates.append(("array", other.name, wide.name, first))
+        return _hint(first, candidates)
+    if len(arrays) == 1:
+        (x,) = arrays
+        if any(o.dtype is None for o in values):
+            text = f"Cast the Python scalar to an array of dtype {x.name} first, or the array to a wider dtype"
+            candidates = [("scalar", None, x.name, f"Make the Python scalar an array of dtype {x.name} first, e.g. "
+                                                   f"np.asarray(value, '{x.name}')")]
+            candidates += [("array", x.name, t.name, f"Cast the array to a wider dtype, e.g. x.astype('{t.name}')")
+                           for t in _wider(x)]
+            return _hint(text, candidates)
+        # operands of one dtype: the op (or the framework) has none for it; another dtype may
+        return _hint("Cast the operands to another dtype first", [
+            ("all", None, t.name, f"Cast the operands to a dtype the op has, e.g. x.astype('{t.name}')")
+            for t in _wider(x)])
     return "Pass arrays with explicit dtypes"
 
 

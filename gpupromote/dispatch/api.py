@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import os
 
 import numpy as np
 
 from ..core import caches
+from ..core import errors as _errors
 from ..core import dtypes as D
 from ..core.ops import ALIASES
 from . import foreign as interop
@@ -273,6 +275,31 @@ def promote_types(a, b, policy=None) -> D.DType:
     table, whatever the op: np.promote_types, torch.promote_types, jnp.promote_types, the Array
     API's result_type, TensorFlow's flexible_dtypes.result_type, Paddle's promoteTypes."""
     return result_type(D.dtype(a), D.dtype(b), op="promote_types", policy=policy)
+
+
+def _cast_works(policy, op, operands, what, source, target) -> bool:
+    """Whether ``policy`` takes ``op`` on ``operands`` once they are cast as a fix hint would say
+    (core/errors.CastHint: "array" - each array operand of dtype ``source`` -, "all" - every array
+    operand -, or "scalar" - each Python scalar made an array -, to dtype ``target``). where's
+    condition stays as it is."""
+    to = D.dtype(target)
+    cast = []
+    for i, o in enumerate(operands):
+        if op == "where" and i == 0 and len(operands) == 3:
+            pass
+        elif what == "scalar" and o.category == "scalar":
+            o = Operand(to, "array")
+        elif what != "scalar" and o.dtype is not None and (what == "all" or o.dtype.name == source):
+            o = dataclasses.replace(o, dtype=to, weak=False)
+        cast.append(o)
+    try:
+        resolve(policy, op, cast)
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+    return True
+
+
+_errors.register_hint_check(_cast_works)
 
 
 def explain(*operands, op="add", policy=None, out=None) -> str:
