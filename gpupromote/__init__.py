@@ -3,7 +3,8 @@ Ascend aclnn and the Array API, exactly, with fused elementwise kernels on GPU a
 
 Every public name is declared here, so that linters and IDEs see it; none shadows a Python
 builtin (gp.bool_ is the bool dtype; gp.maximum, gp.minimum, gp.absolute and gp.power are the
-ops some frameworks call max, min, abs and pow).
+ops some frameworks call max, min, abs and pow) except the reductions gp.sum, gp.max, gp.min,
+gp.any and gp.all, NumPy's and the Array API's names for them.
 
 ``import gpupromote`` imports neither Numba nor CuPy nor Dask: the engines load them with the first
 op that needs them, and ``gpupromote.dask`` is imported the first time the attribute is read."""
@@ -27,6 +28,7 @@ from .dispatch.functions import (
     invert, conj, real, imag, angle, sub, mul, div, divide, atan2, eq, ne, lt, le, gt, ge, mod, floordiv,
     truediv, neg, bitwise_not, bitwise_invert, pos, asin, acos, atan, asinh, acosh, atanh, expit, conjugate,
     fix, is_nan, is_inf, is_finite, around, clip, clamp, clip_by_value, astype,
+    sum, prod, mean, var, std, max, min, any, all, argmax, argmin, cumsum, cumprod,
 )
 from .dispatch.fuse import fuse
 from .engines.cpu.threads import get_num_threads, num_threads, set_num_threads   # numba loads on first use
@@ -83,4 +85,5 @@ __all__ = [
     "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg",
     "bitwise_not", "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit",
     "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype",
+    "sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "argmax", "argmin", "cumsum", "cumprod",
 ]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import builtins
 
 from .opfunctions import OP_FUNCTIONS as _OP_FUNCTIONS
-from ..core.ops import ALIASES, OPS, UNARY_OPS
+from .reduce import REDUCTION_FUNCTIONS as _REDUCTIONS
+from ..core.ops import ALIASES, OPS, REDUCTION_OPS, UNARY_OPS
 
 # --- ops, in core/ops.py order
 add = _OP_FUNCTIONS["add"]
@@ -125,6 +126,24 @@ clamp = clip
 clip_by_value = clip
 astype = _OP_FUNCTIONS["astype"]
 
+# --- reductions (dispatch/reduce.py). Note: sum, max, min, any and all are NumPy's and the Array
+# API's names; they shadow Python's builtins inside gpupromote's namespace only (gp.sum), as np.sum does.
+sum = _REDUCTIONS["sum"]   # noqa: A001
+prod = _REDUCTIONS["prod"]
+mean = _REDUCTIONS["mean"]
+var = _REDUCTIONS["var"]
+std = _REDUCTIONS["std"]
+max = _REDUCTIONS["max"]   # noqa: A001
+min = _REDUCTIONS["min"]   # noqa: A001
+any = _REDUCTIONS["any"]   # noqa: A001
+all = _REDUCTIONS["all"]   # noqa: A001
+argmax = _REDUCTIONS["argmax"]
+argmin = _REDUCTIONS["argmin"]
+cumsum = _REDUCTIONS["cumsum"]
+cumprod = _REDUCTIONS["cumprod"]
+REDUCTION_NAMES = ("sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "argmax", "argmin", "cumsum",
+                   "cumprod")
+
 __all__ = [
     "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power", "maximum",
     "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
@@ -136,13 +155,16 @@ __all__ = [
     "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul", "div",
     "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg", "bitwise_not",
     "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit", "conjugate", "fix",
-    "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype"
+    "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype",
+    *REDUCTION_NAMES,
 ]
 
 # why: an op added to core/ops.py without its line here would be missing from gp; fail at import instead
 _declared = set(__all__)
 _expected = {n for n in (*OPS, *UNARY_OPS, "clip", "astype", *(a for a, t in ALIASES.items() if t in _OP_FUNCTIONS))
-             if not hasattr(builtins, n)}
-if _declared != _expected or any(globals().get(name) is not _OP_FUNCTIONS[name] for name in __all__):
+             if not hasattr(builtins, n)} | set(REDUCTION_OPS)
+if _declared != _expected or set(REDUCTION_NAMES) != set(REDUCTION_OPS) or builtins.any(
+        globals().get(name) is not (_REDUCTIONS[name] if name in REDUCTION_OPS else _OP_FUNCTIONS[name])
+        for name in __all__):
     raise ImportError(f"gpupromote/dispatch/functions.py declares {sorted(_declared ^ _expected)} wrongly: one line per op "
                       f"and per alias that shadows no builtin")

@@ -26,7 +26,7 @@ from ..disk_cache import drop_damaged, warn_once, why_unwritable, write_error
 from .cache import KERNEL_DIR, READ_DIRS, WRITE_DIR, cached_cfunc, claim_dir
 from .source import MAX_STRIDED_NDIM, as_kernel, source, storage_view
 
-__all__ = ["kernel_for", "no_kernel", "compile_stats"]
+__all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module"]
 
 # native(data, n): void(char **data, int64 n) in C (gp_kernel in gpupromote/dispatch/fastpath/fastpath.h)
 _NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64)
@@ -64,6 +64,9 @@ def _load_module(src: str):
             exec(compile(src, str(path), "exec"), mod.__dict__)
         sys.modules[name] = _modules[name] = mod
     return mod
+
+
+load_module = _load_module   # the reduction kernels' modules (engines/cpu/reduce.py) are filed alike
 
 
 # The generated module's import of the cached decorator; a module compiled in memory takes Numba's

@@ -11,7 +11,8 @@ import numpy as np
 from ...core import dtypes as D
 from ...kernel import ir
 
-__all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view"]
+__all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
+           "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS"]
 
 GENERATOR_VERSION = 5   # part of every generated source: bump it to regenerate all kernels
 
@@ -196,6 +197,11 @@ def kernel_key(plan):
     """What the generated code depends on: the IR kernel (equal for plans of different policies
     that compute the same thing: numpy's and torch's float32 add are one)."""
     return as_kernel(plan)
+
+
+# The text builders the reduction generator (engines/cpu/reduce.py) shares with this one.
+cast_text, apply_text, const_text, np_type_text, round_to_narrow_text, NARROW_HELPERS = (
+    _cast, _apply, _const, _np, _round_to_narrow, _NARROW)
 
 
 def storage_view(d: D.DType):

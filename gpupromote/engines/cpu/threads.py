@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["MIN_CHUNK", "add_sink", "get_num_threads", "set_num_threads", "num_threads", "split_for", "run_split", "flat_call"]
+__all__ = ["MIN_CHUNK", "add_sink", "get_num_threads", "set_num_threads", "num_threads", "split_for", "run_split", "flat_call",
+           "executor", "thread_count"]
 
 # ---------------------------------------------------------------------------------------------
 # Threads
@@ -111,6 +112,16 @@ def _executor(workers: int):
             ex = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpupromote-cpu")
             _executor_state[:] = [ex, workers, os.getpid()]
         return ex
+
+
+def executor(workers: int):
+    """The engine's thread pool with at least ``workers`` threads (reductions split their work on it)."""
+    return _executor(workers)
+
+
+def thread_count() -> int:
+    """The thread count kernels run with now."""
+    return _count()
 
 
 def split_for(out):

@@ -1,0 +1,187 @@
+"""The public reductions: gp.sum, prod, mean, var, std, max, min, any, all, argmax, argmin,
+cumsum, cumprod.
+
+A call resolves its plan as every op does (api.plan_for: promotion/resolve.py gives the result and
+accumulator dtypes per policy), builds the kernel IR's Reduction (kernel/reduce.py) and runs it on
+the CPU engine over (rows, K) views of the operand: the kept axes flattened into rows, the reduced
+axes into K. The order of the additions is kernel/reduce.py's: it depends on K only, never on the
+thread count. Inside gp.fuse a reduction is recorded like any op (dispatch/fuse.py).
+
+Defaults follow the policy's framework: var / std divide by N - ddof with ddof 0 (NumPy, JAX,
+TensorFlow, the Array API) or 1 (PyTorch's correction=1, Paddle's unbiased=True); ``dtype=`` casts
+the operand to that dtype, accumulates and returns in it (NumPy's and PyTorch's dtype argument).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from ..core import dtypes as D
+from ..core.ops import REDUCTION_OPS
+from . import foreign as interop
+from .api import CURRENT_POLICY, plan_for, spec
+from .array import Array
+from .operands import is_device, native, storage_of, wants_gp_array
+from ..promotion.policies import get_policy
+
+__all__ = ["REDUCTION_FUNCTIONS", "reduce", "normalize_axes", "default_ddof"]
+
+_SCANS = ("cumsum", "cumprod")
+_ARGS = ("argmax", "argmin")
+_NO_IDENTITY = ("max", "min", "argmax", "argmin")
+_OPMATH = {"float16": D.float32, "bfloat16": D.float32, "float8_e4m3fn": D.float32, "float8_e5m2": D.float32}
+
+
+def default_ddof(policy_name: str) -> int:
+    """The divisor's N - ddof of var / std by default: torch.var's correction=1, paddle.var's
+    unbiased=True; 0 for NumPy, JAX, TensorFlow and the Array API."""
+    return 1 if get_policy(policy_name).framework.lower().startswith(("pytorch", "torch", "paddle")) else 0
+
+
+def normalize_axes(axis, ndim: int, op: str) -> tuple:
+    """The sorted, non-negative reduced axes of ``axis`` (None: all)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be None, an int or a tuple of ints, not {type(a).__name__}")
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1 if op in _SCANS else 0) and not (ndim == 0 and a in (0, -1)):
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _operand(x):
+    if isinstance(x, Array):
+        return x.storage, x.dtype
+    x = native(storage_of(x))
+    if not hasattr(x, "dtype") or not hasattr(x, "shape"):
+        x = np.asarray(x)
+    return x, D.dtype(x.dtype)
+
+
+def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=None, policy=None):
+    """``op`` (a REDUCTION_OPS name) of ``x`` over ``axis`` under ``policy``."""
+    tracer = getattr(x, "_tracer", None)
+    if tracer is not None:   # inside gp.fuse: recorded, not run
+        return tracer.record_reduction(op, x, dict(axis=axis, keepdims=keepdims, dtype=dtype, ddof=ddof), policy)
+    if interop.is_foreign(x) or (out is not None and interop.is_foreign(out)):
+        return interop.call(lambda views, view_out: reduce(op, views[0], axis, keepdims, dtype, ddof, view_out,
+                                                           policy), [x], out)
+    name = policy or CURRENT_POLICY.get()
+    arr, xdt = _operand(x)
+    if is_device(arr):
+        raise TypeError(f"gp.{op}: reductions run on the CPU engine for now (the CUDA generator emits them, "
+                        f"engines/cuda/reduce.py, but no launcher calls it yet); copy the array to the host first")
+    plan = plan_for(op, [spec(dtype if dtype is not None else xdt, ndim=max(arr.ndim, 1))], name)
+    if dtype is not None:   # the operand cast to dtype, accumulated and returned in it
+        to = D.dtype(dtype)
+        plan = replace(plan, result=to, compute=_OPMATH.get(to.name, to), promoted=to)
+    plan = replace(plan, inputs=(xdt,))
+    for d in (xdt, plan.result):
+        if d.numpy is None:
+            raise TypeError(f"gp.{op}: {d.name} has no numpy storage, so it has no CPU kernel")
+    result = _run(op, plan, arr, axis, keepdims, name, ddof)
+    if out is not None:
+        target = storage_of(out)
+        if tuple(target.shape) != result.shape:
+            raise ValueError(f"gp.{op}: out has shape {tuple(target.shape)}, the result {result.shape}")
+        np.copyto(target, result, casting="unsafe")
+        return out
+    if wants_gp_array([x]) or (result.dtype != plan.result.numpy):
+        return Array(result, plan.result)
+    return result
+
+
+def _run(op, plan, arr, axis, keepdims, policy_name, ddof):
+    from ..engines.cpu import reduce as engine   # numba loads with the first reduction
+    from ..kernel.reduce import reduction_of
+    if op in _SCANS:
+        return _scan(op, plan, arr, axis, engine, reduction_of)
+    ndim = arr.ndim
+    axes = normalize_axes(axis, ndim, op)
+    if op in _ARGS and axis is not None and len(axes) != 1:
+        raise TypeError(f"gp.{op}: axis must be None or one int")
+    kept = [d for d in range(ndim) if d not in axes]
+    shape = arr.shape
+    M = math.prod(shape[d] for d in kept)
+    K = math.prod(shape[d] for d in axes)
+    out_shape = tuple(1 if d in axes else shape[d] for d in range(ndim)) if keepdims else tuple(shape[d] for d in kept)
+    x2 = arr.transpose(kept + list(axes)).reshape(M, K) if ndim else arr.reshape(1, 1)
+    result = np.empty(M, plan.result.numpy)
+    if M == 0:
+        return result.reshape(out_shape)
+    if K == 0 and op in _NO_IDENTITY:
+        raise ValueError(f"gp.{op}: zero-size array to reduction operation {op} which has no identity")
+    if op in ("var", "std"):
+        d = default_ddof(policy_name) if ddof is None else ddof
+        mean = np.empty(M, plan.compute.numpy)
+        engine.run(reduction_of(plan, "mean"), [x2], mean, K, float(K))
+        engine.run(reduction_of(plan), [x2, np.broadcast_to(mean[:, None], (M, K))], result, K, float(max(K - d, 0)))
+    else:
+        engine.run(reduction_of(plan), [x2], result, K, float(K))
+    return result.reshape(out_shape)
+
+
+def _scan(op, plan, arr, axis, engine, reduction_of):
+    if axis is None:
+        arr, axis = arr.reshape(-1), 0
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    (axis,) = normalize_axes(axis, arr.ndim, op)
+    moved = np.moveaxis(arr, axis, -1)
+    K = moved.shape[-1]
+    M = math.prod(moved.shape[:-1])
+    result = np.empty(moved.shape, plan.result.numpy)
+    if result.size:
+        r2 = result.reshape(M, K)
+        engine.run(reduction_of(plan), [moved.reshape(M, K)], r2, K)
+    return np.moveaxis(result, -1, axis)
+
+
+def _make(op: str):
+    scan, arg = op in _SCANS, op in _ARGS
+    if op in ("var", "std"):
+        def fn(x, axis=None, *, keepdims=False, dtype=None, ddof=None, correction=None, out=None, policy=None):
+            return reduce(op, x, axis, keepdims, dtype, correction if ddof is None else ddof, out, policy)
+    elif scan:
+        def fn(x, axis=None, *, dtype=None, out=None, policy=None):
+            return reduce(op, x, axis, False, dtype, None, out, policy)
+    elif arg:
+        def fn(x, axis=None, *, keepdims=False, out=None, policy=None):
+            return reduce(op, x, axis, keepdims, None, None, out, policy)
+    elif op in ("max", "min", "any", "all"):
+        def fn(x, axis=None, *, keepdims=False, out=None, policy=None):
+            return reduce(op, x, axis, keepdims, None, None, out, policy)
+    else:
+        def fn(x, axis=None, *, keepdims=False, dtype=None, out=None, policy=None):
+            return reduce(op, x, axis, keepdims, dtype, None, out, policy)
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = (f"gp.{op}(x, axis=None, ...): the {op} reduction under the current policy's dtype rules "
+                  f"(gp.result_type(x, op={op!r})); deterministic: the same bits on any thread count.")
+    return fn
+
+
+REDUCTION_FUNCTIONS = {name: _make(name) for name in REDUCTION_OPS}
+
+
+def _method(name):
+    fn = REDUCTION_FUNCTIONS[name]
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+# gp.Array's methods: x.sum(axis=0), x.argmax(), ...
+for _name in REDUCTION_OPS:
+    setattr(Array, _name, _method(_name))

@@ -1,0 +1,287 @@
+"""The CPU engine's reduction kernels: a kernel/reduce.Reduction becomes a small module of Numba
+functions (``reduce_source`` shows it), run over rows and, for long rows, over threads.
+
+Every operand is a 2-d view (rows, K): the kept axes flattened into rows, the reduced axes into K,
+in C order. The generated functions:
+
+    elem(args, m, k)        the map kernel's value of element k of row m
+    comb(a, b)              the combine (argmax / argmin: pairs of value and index)
+    fin(a, div)             the finish kernel: the stored value (narrow floats: their bits)
+    leaf / node             one leaf of kernel/reduce.LEAF elements in LANES lanes; the binary
+                            counter's tree over leaves l0 .. l1 (kernel/reduce.py's ORDER)
+    rows(args, out, K, m0, m1, div)        whole rows, one after another
+    parts(args, part, K, m, c0, c1)        the nodes of chunks c0 .. c1 of row m (CHUNK_LEAVES leaves)
+    merge(part, out, m, div)               the tree over a row's chunk nodes, finished
+    scan(args, out, K, m0, m1)             cumsum / cumprod: every prefix, in order
+
+``run`` picks rows (over threads when there are many rows) or parts + merge (a few long rows over
+threads); both give the same bits, because an aligned chunk of leaves is a complete subtree of the
+row's fixed tree. The thread count never changes which additions happen, only who does them.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba.core import errors as numba_errors
+
+from ...core import dtypes as D
+from ...kernel import ir
+from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
+from . import threads as _threads
+from .kernels import load_module as _load_module
+from .source import (NARROW_HELPERS as _NARROW, apply_text as _apply, cast_text as _cast, const_text as _const,
+                     np_type_text as _np, round_to_narrow_text as _round_to_narrow, storage_view)
+
+__all__ = ["reduce_source", "reduction_for", "run"]
+
+GENERATOR_VERSION = 1
+_MIN_PER_THREAD = 1 << 16   # elements per thread at least
+
+
+def _args(red: Reduction) -> str:
+    return ", ".join(f"s{p.index}" if p.folded else f"x{p.index}" for p in red.params)
+
+
+def _lower_lines(kernel, param, indent):
+    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
+    return names, [f"{indent}{name} = {value}" for name, _, value in steps], direct
+
+
+def _elem_lines(red: Reduction) -> list[str]:
+    def param(p):
+        if p.folded:
+            return f"s{p.index}"
+        e = f"x{p.index}[m, k]"
+        return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
+    names, lines, direct = _lower_lines(red.map, param, "    ")
+    value = names[red.map.value] if direct is None else _cast(names[direct], direct.dtype, red.map.out)
+    return [f"def elem({_args(red)}, m, k):", *lines, f"    return {value}"]
+
+
+def _store(value_name: str, src: D.DType, out: D.DType) -> str:
+    if out.is_narrow_float:
+        _, from_f32, from_f64, _ = _NARROW[out.code]
+        return _round_to_narrow(value_name, src, from_f32, from_f64)
+    return _cast(value_name, src, out)
+
+
+def _fin_lines(red: Reduction) -> list[str]:
+    if red.finish is None:
+        return ["def fin(a, div):", f"    return {_store('a', red.acc, red.out)}"]
+    names, lines, direct = _lower_lines(red.finish, lambda p: "a" if p.index == 0 else "div", "    ")
+    src = direct if direct is not None else red.finish.value
+    value = names[src]
+    return ["def fin(a, div):", *lines, f"    return {_store(value, src.dtype, red.out)}"]
+
+
+def _ident(red: Reduction) -> str:
+    v = identity_of(red.combine, red.acc)
+    if v is None:
+        return None
+    if red.acc.kind == "b":
+        return "True" if v else "False"
+    if red.acc.kind == "c":
+        return f"{_np(red.acc)}(complex({v.real!r}, {v.imag!r}))"
+    return f"{_np(red.acc)}({v!r})"
+
+
+def _comb_lines(red: Reduction) -> list[str]:
+    if red.combine in ("argmax", "argmin"):
+        acc = red.acc
+        better = ("gp_cgt(bv, av)" if red.combine == "argmax" else "gp_clt(bv, av)") if acc.kind == "c" else \
+            ("bv > av" if red.combine == "argmax" else "bv < av")
+        nan_a = "(av.real != av.real) | (av.imag != av.imag)" if acc.kind == "c" else \
+            ("av != av" if acc.kind == "f" else "False")
+        nan_b = nan_a.replace("av", "bv")
+        return ["def comb(av, ai, bv, bi):",
+                "    # the first extreme, the first NaN",
+                f"    if {nan_a}:", "        return av, ai",
+                f"    if ({nan_b}) or ({better}):", "        return bv, bi",
+                "    return av, ai"]
+    expr = red.expr.replace("in0", "a").replace("in1", "b")
+    return ["def comb(a, b):", f"    return {_np(red.acc) if red.acc.kind != 'b' else 'bool'}({expr})"]
+
+
+def reduce_source(red: Reduction) -> str:
+    """The generated Python/Numba source of a Reduction."""
+    args = _args(red)
+    acc_np = "np.bool_" if red.acc.kind == "b" else _np(red.acc)
+    listing = "\n".join(f"    {line}" for line in red.text.splitlines())
+    lines = [
+        f'"""gpupromote CPU reduction kernel (generator v{GENERATOR_VERSION}) of the IR:',
+        listing,
+        'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
+        "import numpy as np",
+        "from gpupromote.engines.cpu.cache import cached_njit",
+        "from gpupromote.engines.cpu.helpers import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.elementwise import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.owned_math import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.unary import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.casts import *  # noqa: F401,F403",
+        "",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
+        f"LEAF, LANES, CHUNK, STACK = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}",
+        "", "", "@_jit", *_elem_lines(red), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
+    ]
+    if red.combine in ("argmax", "argmin"):
+        lines += _arg_lines(red, args)
+    elif red.scan:
+        lines += ["", "", "@_jit", f"def scan({args}, out, K, m0, m1):",
+                  "    for m in range(m0, m1):",
+                  f"        a = {_ident(red)}",
+                  "        for k in range(K):",
+                  f"            a = comb(a, elem({args}, m, k))",
+                  "            out[m, k] = fin(a, 0.0)"]
+    else:
+        lines += _tree_lines(red, args, acc_np)
+    return "\n".join(lines) + "\n"
+
+
+def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
+    ident = _ident(red)
+    if red.sequential:
+        lines = ["", "", "@_jit", f"def leaf({args}, m, k0, k1):",
+                 f"    a = {ident}" if red.combine in ("or", "and") else f"    a = elem({args}, m, k0)",
+                 f"    for k in range(k0 + {0 if red.combine in ('or', 'and') else 1}, k1):",
+                 f"        a = comb(a, elem({args}, m, k))", "    return a"]
+        leaf_value = [f"        v = leaf({args}, m, l * LEAF, min(l * LEAF + LEAF, K))"]
+    else:
+        # the leaf inline (a full leaf as a fixed-trip loop: eight independent chains LLVM keeps in
+        # registers), then the binary counter's push
+        lanes = [f"r{j}" for j in range(LANES)]
+        lines = []
+        leaf_value = [f"        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}",
+                      "        if k0 + LEAF <= K:", f"            for t in range(LEAF // {LANES}):",
+                      f"                k = k0 + {LANES} * t"]
+        leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
+        leaf_value += ["        else:", "            for k in range(k0, K):", f"                j = (k - k0) & {LANES - 1}",
+                       f"                e = elem({args}, m, k)"]
+        for j in range(LANES):
+            kw = "if" if j == 0 else ("elif" if j < LANES - 1 else "else")
+            leaf_value += [f"                {kw}{'' if kw == 'else' else f' j == {j}'}:", f"                    r{j} = comb(r{j}, e)"]
+        leaf_value += ["        v = comb(comb(comb(r0, r1), comb(r2, r3)), comb(comb(r4, r5), comb(r6, r7)))"]
+    push = ["        stack[top] = v", "        top += 1",
+            "        c = l - l0 + 1   # the binary counter: leaf c joins as many neighbours as c has trailing zeros",
+            "        while (c & 1) == 0:", "            top -= 1",
+            "            stack[top - 1] = comb(stack[top - 1], stack[top])", "            c >>= 1"]
+    lines += ["", "", "@_jit", "def tree_end(stack, top):",
+              "    while top > 1:", "        top -= 1", "        stack[top - 1] = comb(stack[top - 1], stack[top])",
+              "    return stack[0]",
+              "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack):",
+              "    top = 0",
+              "    for l in range(l0, l1):", *leaf_value, *push,
+              "    return tree_end(stack, top)",
+              "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
+              f"    stack = np.empty(STACK, {acc_np})",
+              "    nl = (K + LEAF - 1) // LEAF",
+              "    for m in range(m0, m1):",
+              f"        out[m] = fin(node({args}, m, K, 0, nl, stack) if nl else {ident if ident else 'stack[0]'}, div)",
+              "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
+              f"    stack = np.empty(STACK, {acc_np})",
+              "    nl = (K + LEAF - 1) // LEAF",
+              "    for c in range(c0, c1):",
+              f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack)",
+              "", "", "@_jit", "def merge(part, out, m, div):",
+              f"    stack = np.empty(STACK, {acc_np})",
+              "    top = 0",
+              "    l0 = 0",
+              "    for l in range(part.shape[0]):",
+              "        v = part[l]", *push,
+              "    out[m] = fin(tree_end(stack, top), div)"]
+    return lines
+
+
+def _arg_lines(red: Reduction, args: str) -> list[str]:
+    return ["", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
+            "    for m in range(m0, m1):",
+            f"        av = elem({args}, m, 0)",
+            "        ai = 0",
+            "        for k in range(1, K):",
+            f"            av, ai = comb(av, ai, elem({args}, m, k), k)",
+            "        out[m] = ai"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiling and running
+
+class _Compiled:
+    def __init__(self, red: Reduction):
+        self.red = red
+        self.source = reduce_source(red)
+        self.module = _load_module(self.source)
+        self.views = [None if p.folded else storage_view(p.dtype) for p in red.params]
+        self.out_view = storage_view(red.out)
+        self.acc_np = np.dtype(np.bool_) if red.acc.kind == "b" else red.acc.numpy
+
+
+_compiled: dict = {}
+_lock = threading.Lock()
+
+
+def reduction_for(red: Reduction) -> _Compiled:
+    c = _compiled.get(red)
+    if c is None:
+        with _lock:
+            c = _compiled.get(red)
+            if c is None:
+                c = _compiled[red] = _Compiled(red)
+    return c
+
+
+def run(red: Reduction, args, out, K: int, div: float = 0.0):
+    """Evaluate ``red`` over ``args`` (2-d (rows, K) views, or folded scalars) into ``out``: 1-d
+    (rows,) for a reduction, 2-d (rows, K) for a scan."""
+    c = reduction_for(red)
+    args = [a if v is None or not isinstance(a, np.ndarray) else a.view(v) for a, v in zip(args, c.views)]
+    o = out if c.out_view is None else out.view(c.out_view)
+    M = o.shape[0]
+    mod = c.module
+    try:
+        if red.scan:
+            _over_rows(lambda m0, m1: mod.scan(*args, o, K, m0, m1), M, K)
+            return out
+        if M == 1 and not red.combine.startswith("arg") and K >= 2 * _MIN_PER_THREAD and _threads.thread_count() > 1:
+            _long_row(mod, c, args, o, K, div)
+            return out
+        _over_rows(lambda m0, m1: mod.rows(*args, o, K, m0, m1, div), M, K)
+    except numba_errors.NumbaError as exc:
+        raise TypeError(f"the CPU engine has no reduction kernel for {red.label} on "
+                        f"{[p.dtype.name for p in red.params]} ({str(exc).splitlines()[0][:200]}):\n{red.text}") from None
+    return out
+
+
+def _split(n: int, parts: int):
+    step = -(-n // parts)
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+def _parallel(fn, bounds):
+    if len(bounds) == 1:
+        fn(*bounds[0])
+        return
+    ex = _threads.executor(len(bounds) - 1)
+    futures = [ex.submit(fn, lo, hi) for lo, hi in bounds[1:]]
+    try:
+        fn(*bounds[0])
+    finally:
+        errors = [f.exception() for f in futures]
+    for e in errors:
+        if e is not None:
+            raise e
+
+
+def _over_rows(fn, M: int, K: int):
+    threads = _threads.thread_count()
+    parts = min(threads, M, max(1, (M * max(K, 1)) // _MIN_PER_THREAD))
+    _parallel(fn, _split(M, parts) if parts > 1 else [(0, M)])
+
+
+def _long_row(mod, c, args, o, K, div):
+    """One long row: its chunk nodes over threads, then the tree above them here."""
+    nl = -(-K // LEAF)
+    nc = -(-nl // CHUNK_LEAVES)
+    part = np.empty(nc, c.acc_np)
+    parts = min(_threads.thread_count(), max(1, K // _MIN_PER_THREAD), nc)
+    _parallel(lambda c0, c1: mod.parts(*args, part, K, 0, c0, c1), _split(nc, parts))
+    mod.merge(part, o, 0, div)

@@ -1,0 +1,203 @@
+"""The reduction node of the kernel IR: what a reduction kernel computes, read by both generators.
+
+A ``Reduction`` is three small descriptions and one fixed order of combination:
+
+    map       an ir.Kernel whose value is the term of one element (x read and cast to the
+              accumulator; x * y inside a fused chain; (x - mean)**2 for var), over the element's
+              operands, each read as the elementwise kernels read them
+    combine   how two partial results meet: "add" / "multiply" (the op's expression in the
+              accumulator dtype), "max" / "min" (NaN-propagating; the later of equal values wins, as
+              NumPy's and PyTorch's reductions give -0.0 for max(0.0, -0.0)), "or" / "and",
+              "argmax" / "argmin" (a value and its index: the first extreme, the first NaN)
+    finish    an ir.Kernel of (acc, divisor) -> the stored value: a division by the count for
+              mean / var, a sqrt for std, the cast to the result dtype; None: the accumulator cast
+    scan      True for cumsum / cumprod: every prefix is stored, in order
+
+The order of combination depends on the row length only (``ORDER``): a row of K elements is cut into
+leaves of LEAF = 128 elements; a leaf is summed in LANES = 8 lanes (element k of the leaf into lane
+k % 8, in order, each lane starting from the identity) and the lanes are combined as
+((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)); the leaves are combined by a fixed binary tree, the one a
+binary counter builds (leaf i joins its left neighbour's subtree when they form an aligned block of
+2**j leaves; at the end the remaining blocks are combined from the right). An aligned group of
+CHUNK = 2**4 leaves is therefore a complete subtree: threads and GPU blocks may each compute any
+aligned groups of chunks and the result is the same bits. For max, min, or, and, argmax and argmin
+(associative without rounding) the leaves are one sequential pass: any split gives the same answer.
+
+The accumulator dtype is the plan's compute dtype (resolved by promotion/resolve.py; float32 for
+float16 and bfloat16: torch's and JAX's accumulation, NumPy's pairwise blocks too); the result is
+rounded once, at the end.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from ..core import dtypes as D
+from ..core.ops import op_named
+from . import ir
+
+__all__ = ["Reduction", "LEAF", "LANES", "CHUNK_LEAVES", "COMBINES", "reduction_of", "identity_of", "stages_of"]
+
+LEAF = 128
+LANES = 8
+CHUNK_LEAVES = 16          # a power of two: an aligned group of leaves is a complete subtree
+STACK = 64                 # tree depth bound (2**64 leaves)
+COMBINES = ("add", "multiply", "max", "min", "or", "and", "argmax", "argmin")
+_SEQUENTIAL = ("max", "min", "or", "and", "argmax", "argmin")
+
+
+class Reduction:
+    """One reduction kernel (see the module docstring). Compares and hashes by ``text``."""
+
+    __slots__ = ("map", "combine", "acc", "finish", "scan", "expr", "label", "text", "digest", "_hash")
+
+    def __init__(self, map_kernel: ir.Kernel, combine: str, finish: ir.Kernel | None = None, scan: bool = False,
+                 label: str = "reduce"):
+        if combine not in COMBINES:
+            raise ValueError(f"unknown combine {combine!r}: one of {COMBINES}")
+        self.map, self.combine, self.finish, self.scan, self.label = map_kernel, combine, finish, bool(scan), label
+        self.acc = map_kernel.out
+        self.expr = _combine_expr(combine, self.acc)
+        if finish is not None and (finish.params[0].dtype is not self.acc or len(finish.params) != 2):
+            raise ValueError("a finish kernel takes (acc, divisor) with acc of the accumulator's dtype")
+        parts = [f"reduce {combine} [{self.acc.code}] {self.expr}{' scan' if scan else ''}", "map:", map_kernel.text]
+        if finish is not None:
+            parts += ["finish:", finish.text]
+        self.text = "\n".join(parts)
+        self.digest = hashlib.sha1(self.text.encode()).hexdigest()[:12]
+        self._hash = hash(self.text)
+
+    @property
+    def params(self):
+        return self.map.params
+
+    @property
+    def arrays(self):
+        return self.map.arrays
+
+    @property
+    def out(self) -> D.DType:
+        """The stored dtype."""
+        if self.combine in ("argmax", "argmin"):
+            return D.int64
+        return self.finish.out if self.finish is not None else self.acc
+
+    @property
+    def sequential(self) -> bool:
+        """Combined in one pass per leaf (no lanes): exact combines."""
+        return self.combine in _SEQUENTIAL
+
+    def __eq__(self, other):
+        return isinstance(other, Reduction) and other.text == self.text
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"<gp reduction {self.label} {self.digest}:\n{self.text}>"
+
+
+def _combine_expr(combine: str, acc: D.DType) -> str:
+    if combine in ("add", "multiply"):
+        return op_named(combine).expression(acc, acc)
+    if combine in ("max", "argmax"):
+        return op_named("maximum").expression(acc, acc)
+    if combine in ("min", "argmin"):
+        return op_named("minimum").expression(acc, acc)
+    return "in0 | in1" if combine == "or" else "in0 & in1"
+
+
+def identity_of(combine: str, acc: D.DType):
+    """The value every lane starts from: -0.0 for a float sum (so a sum of -0.0 is -0.0), 1 for a
+    product, False / True for or / and; None for max / min / arg (they start from the first element)."""
+    if combine == "add":
+        if acc.kind == "c":
+            return complex(-0.0, -0.0)
+        return -0.0 if acc.kind == "f" else (False if acc.kind == "b" else 0)
+    if combine == "multiply":
+        return complex(1.0, 0.0) if acc.kind == "c" else (1.0 if acc.kind == "f" else (True if acc.kind == "b" else 1))
+    if combine == "or":
+        return False
+    if combine == "and":
+        return True
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# From a plan
+
+_COMBINE_OF = {"sum": "add", "prod": "multiply", "cumsum": "add", "cumprod": "multiply", "mean": "add",
+               "max": "max", "min": "min", "any": "or", "all": "and", "argmax": "argmax", "argmin": "argmin"}
+
+
+def _finish(acc: D.DType, result: D.DType, divide: bool, sqrt: bool = False) -> ir.Kernel | None:
+    if not divide:
+        return None if acc is result else ir.Kernel([ir.param(0, acc), ir.param(1, D.float64, folded=True)],
+                                                    ir.cast(ir.param(0, acc), result), label="finish")
+    a, n = ir.param(0, acc), ir.param(1, D.float64, folded=True)
+    if acc.kind in "fc":
+        num, den, work = a, ir.cast(n, acc), acc
+    else:   # an integer mean (Paddle keeps the dtype): the quotient in float64, truncated by the cast
+        num, den, work = ir.cast(a, D.float64), n, D.float64
+    div = op_named("true_divide")
+    v = ir.apply("true_divide", (num, den), work, work, div.expression(work, work))
+    if sqrt:
+        v = ir.apply("sqrt", (v,), work, work, op_named("sqrt").expression(work, work))
+    return ir.Kernel([a, n], ir.cast(v, result), label="finish")
+
+
+def reduction_of(plan, stage: str = "main", mean_dtype=None) -> Reduction:
+    """The Reduction of a resolved reduction plan (promotion/resolve.py gave its dtypes):
+    ``plan.compute`` is the accumulator, ``plan.result`` the stored dtype. var / std are two stages:
+    "mean" (the mean, kept in the compute dtype) and "main" (the sum of squared deviations from it,
+    operand 1, divided by the divisor)."""
+    op, acc, result = plan.op, plan.compute, plan.result
+    x = ir.param(0, plan.inputs[0])
+    if op in ("var", "std"):
+        if stage == "mean":
+            return Reduction(ir.Kernel([x], ir.cast(x, acc), label=f"{op}_mean"), "add", _finish(acc, acc, True),
+                             label=f"{op}_mean")
+        mean = ir.param(1, acc)
+        sub = op_named("subtract")
+        d = ir.apply("subtract", (ir.cast(x, acc), mean), acc, acc, sub.expression(acc, acc))
+        if acc.kind == "c":
+            real = D.float64 if acc.code == "c16" else D.float32
+            re = ir.apply("real", (d,), acc, real, op_named("real").expression(acc, real))
+            im = ir.apply("imag", (d,), acc, real, op_named("imag").expression(acc, real))
+            mul = op_named("multiply").expression(real, real)
+            sq = ir.apply("add", (ir.apply("multiply", (re, re), real, real, mul),
+                                  ir.apply("multiply", (im, im), real, real, mul)), real, real,
+                          op_named("add").expression(real, real))
+            sacc = real
+        else:
+            sq = ir.apply("multiply", (d, d), acc, acc, op_named("multiply").expression(acc, acc))
+            sacc = acc
+        return Reduction(ir.Kernel([x, mean], sq, label=op), "add", _finish(sacc, result, True, sqrt=(op == "std")),
+                         label=op)
+    combine = _COMBINE_OF[op]
+    if combine in ("or", "and"):
+        value = ir.cast(x, D.bool_)
+        return Reduction(ir.Kernel([x], value, label=op), combine, _finish(D.bool_, result, False), label=op)
+    if combine in ("argmax", "argmin"):
+        return Reduction(ir.Kernel([x], ir.cast(x, acc), label=op), combine, None, label=op)
+    via = ir.rounds_inputs_through(plan)
+    value = ir.read(x, acc, via)
+    return Reduction(ir.Kernel([x], value, label=op), combine, _finish(acc, result, op == "mean"),
+                     scan=op in ("cumsum", "cumprod"), label=op)
+
+
+def fused(map_kernel: ir.Kernel, plan, label: str = "fused") -> Reduction:
+    """A reduction whose element term is a fused chain's value (``map_kernel``, already of the
+    plan's input dtype): sum / prod / max / min / any / all / mean of it."""
+    op, acc, result = plan.op, plan.compute, plan.result
+    combine = _COMBINE_OF[op]
+    if combine in ("or", "and"):
+        value, acc = ir.cast(map_kernel.value, D.bool_), D.bool_
+    else:
+        value = ir.read(map_kernel.value, acc, ir.rounds_inputs_through(plan))
+    k = ir.Kernel(map_kernel.params, value, map_kernel.checks, label=label)
+    return Reduction(k, combine, _finish(acc, result, op == "mean"), label=label)
+
+
+def stages_of(op: str) -> tuple:
+    """The stages a reduction op runs as, in order."""
+    return ("mean", "main") if op in ("var", "std") else ("main",)
