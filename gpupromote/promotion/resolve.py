@@ -179,7 +179,8 @@ def _resolve_dtypes(pol, op, operands, trace) -> Plan:
     return Plan(pol.name, op.name, inputs, folded, compute, result, promoted=promoted, weak=bool(weak),
                 int_division=rules.int_division, values=rules.values,
                 exact_exponent=exact_exponent and folded[-1] and compute.kind in "ui",
-                flush_subnormals=rules.flush_subnormals and op.name not in _BIT_EXACT_FLOAT_OPS)
+                flush_subnormals=rules.flush_subnormals and op.name not in _BIT_EXACT_FLOAT_OPS
+                and not (op.name in _TESTED_ON_BITS_WHEN_NARROW and promoted.is_narrow_float))
 
 
 def _astype(pol, operands, trace) -> Plan:
@@ -242,6 +243,9 @@ def _unary(pol, op, values, trace):
 # Ops a framework computes on the bits (select, sign copy, ulp step, negation, a part of a complex
 # number): FTZ/DAZ do not touch them (jnp.negative of a subnormal is one).
 _BIT_EXACT_FLOAT_OPS = {"where", "copysign", "nextafter", "negative", "positive", "absolute", "conj", "real", "imag"}
+# Ops XLA computes on a narrow float's bits, with no FTZ: jnp.logical_not of a bfloat16 subnormal is
+# False (of a float32 subnormal: True, flushed)
+_TESTED_ON_BITS_WHEN_NARROW = {"logical_not"}
 _REAL_PART = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 
 # Narrow floats are computed in float32: for one correctly rounded op (+ - * / sqrt) the float32
