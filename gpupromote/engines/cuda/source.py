@@ -35,7 +35,8 @@ from . import math as owned_math
 
 __all__ = ["storage_ctype", "compute_ctype", "vector_width", "vector_alignment", "kernel_name", "kernel_code",
            "kernel_source", "translation_unit", "needs_complex", "scalar_parameters", "cast_plan",
-           "NVRTC_OPTIONS", "HEADERS", "unsupported", "UnsupportedPlan", "flushes_subnormals", "as_kernel"]
+           "NVRTC_OPTIONS", "HEADERS", "unsupported", "UnsupportedPlan", "flushes_subnormals", "as_kernel",
+           "cast_text", "apply_text", "const_text", "round_to_narrow_text", "STORE_FUNCTIONS", "LOADS", "prologue"]
 
 # Compile options every gpupromote kernel is built with (on top of -std, -arch and -I).
 # why: no -ftz (CuPy's own kernels flush float32 subnormals; NumPy and the CPU engine do not) and
@@ -338,6 +339,16 @@ def _strided_kernel(kernel, variant, name, fname, decls, init, flags) -> str:
     lines.append(f"    *reinterpret_cast<{storage_ctype(kernel.out)}*>(y + o_y) = f({args});")
     lines += ["  }", "}", ""]
     return "\n".join(lines)
+
+
+# The text builders the reduction generator (engines/cuda/reduce.py) shares with this one.
+cast_text, apply_text, const_text, round_to_narrow_text, STORE_FUNCTIONS, LOADS = (
+    _cast, _apply, _const, _round_to_narrow, _STORE, {code: row[1] for code, row in _STORAGE.items()})
+
+
+def prologue(kernels, any_complex: bool) -> str:
+    """The includes and helper definitions a translation unit of ``kernels`` starts with."""
+    return _prologue(kernels, any_complex)
 
 
 def _prologue(kernels, any_complex: bool) -> str:

@@ -1,0 +1,237 @@
+"""CUDA C++ for a kernel/reduce.Reduction: the same order of combination as the CPU engine's
+(engines/cpu/reduce.py), so that both give the same bits. Pure text, like source.py.
+
+Every thread works alone (no shared memory, no atomics, nothing that depends on the grid):
+
+    <name>_parts(M, K, nc, part, operands...)   grid-stride over (row m, chunk c): the node of
+                                                CHUNK_LEAVES leaves c*CHUNK .. of row m (leaves of
+                                                LEAF elements in LANES lanes, the binary counter's
+                                                tree over them), stored in part[m * nc + c]
+    <name>_merge(M, nc, div, part, y)           grid-stride over rows: the counter's tree over the
+                                                row's chunk nodes, finished, stored in y[m]
+    <name>_rows(M, K, div, y, operands...)      argmax / argmin: one row per thread, in order
+    <name>_scan(M, K, y, operands...)           cumsum / cumprod: one row per thread, in order
+
+An operand is ``const char* x<i>, long long x<i>_sm, long long x<i>_sk`` (its data, and the byte
+strides of the (rows, K) view); a folded one ``<carrier type> s<i>``. The tree above aligned chunks
+is the tree of the whole row (kernel/reduce.py), so the grid never changes the result.
+"""
+from __future__ import annotations
+
+import re
+
+from ...kernel import ir
+from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
+from .source import (LOADS, STORE_FUNCTIONS, apply_text, cast_text, compute_ctype, const_text, prologue,
+                     round_to_narrow_text, storage_ctype)
+
+__all__ = ["reduction_name", "reduction_code", "reduction_source", "kernel_names", "chunks"]
+
+
+def reduction_name(red: Reduction) -> str:
+    label = re.sub(r"\W", "_", red.label)[:24]
+    return f"gp_red_{label}_{red.digest}"
+
+
+def kernel_names(red: Reduction) -> list[str]:
+    n = reduction_name(red)
+    if red.combine in ("argmax", "argmin"):
+        return [f"{n}_rows"]
+    if red.scan:
+        return [f"{n}_scan"]
+    return [f"{n}_parts", f"{n}_merge"]
+
+
+def _acc_c(red: Reduction) -> str:
+    return compute_ctype(red.acc)
+
+
+def _ident(red: Reduction) -> str | None:
+    v = identity_of(red.combine, red.acc)
+    if v is None:
+        return None
+    acc, c = red.acc, _acc_c(red)
+    if acc.kind == "b":
+        return "true" if v else "false"
+    if acc.kind == "c":
+        part = "double" if acc.code == "c16" else "float"
+        return f"{c}(({part}){v.real!r}, ({part}){v.imag!r})"
+    if acc.kind == "f":
+        return f"(({c}){v!r})"
+    return f"(({c}){v})"
+
+
+def _functor(red: Reduction, fname: str) -> str:
+    members = []
+    for p in red.params:
+        if p.folded:
+            members.append(f"  {compute_ctype(p.dtype)} s{p.index};")
+        else:
+            members.append(f"  const char* x{p.index}; long long x{p.index}_sm, x{p.index}_sk;")
+
+    def param(p):
+        if p.folded:
+            return f"s{p.index}"
+        e = f"*reinterpret_cast<const {storage_ctype(p.dtype)}*>(x{p.index} + m * x{p.index}_sm + k * x{p.index}_sk)"
+        load = LOADS[p.dtype.code]
+        return f"{load}({e})" if load else f"({e})"
+
+    names, steps, direct = ir.lower(red.map, param, cast_text, apply_text, const_text)
+    lets = [f"    const {compute_ctype(node.dtype)} {name} = {value};" for name, node, value in steps]
+    value = names[red.map.value] if direct is None else cast_text(names[direct], direct.dtype, red.map.out)
+    acc = _acc_c(red)
+    expr = red.expr.replace("in0", "a").replace("in1", "b")
+    lines = [f"struct {fname} {{", *members,
+             f"  GP_DEV {acc} elem(long long m, long long k) const {{", *lets, f"    return {value};", "  }",
+             f"  GP_DEV static {acc} comb({acc} a, {acc} b) {{ return ({acc})({expr}); }}"]
+    out = red.out
+    if red.combine not in ("argmax", "argmin"):
+        if red.finish is None:
+            fin_lets, src, src_name = [], red.acc, "a"
+        else:
+            fnames, fsteps, fdirect = ir.lower(red.finish, lambda p: "a" if p.index == 0 else "div",
+                                               cast_text, apply_text, const_text)
+            fin_lets = [f"    const {compute_ctype(node.dtype)} {name} = {value};" for name, node, value in fsteps]
+            node = fdirect if fdirect is not None else red.finish.value
+            src, src_name = node.dtype, fnames[node]
+        if out.code in ("f2", "bf", "e4", "e5"):
+            stored = round_to_narrow_text(src_name, src, out)
+        elif out.code in STORE_FUNCTIONS:
+            stored = f"{STORE_FUNCTIONS[out.code]}({cast_text(src_name, src, out)})"
+        else:
+            stored = f"({storage_ctype(out)})({cast_text(src_name, src, out)})"
+        lines += [f"  GP_DEV static {storage_ctype(out)} fin({acc} a, double div) {{", *fin_lets,
+                  f"    return {stored};", "  }"]
+    lines.append("};")
+    return "\n".join(lines) + "\n"
+
+
+def _operand_params(red: Reduction) -> tuple[list[str], str]:
+    decls, inits = [], []
+    for p in red.params:
+        if p.folded:
+            decls.append(f"{compute_ctype(p.dtype)} s{p.index}")
+            inits.append(f"s{p.index}")
+        else:
+            decls += [f"const char* __restrict__ x{p.index}", f"long long x{p.index}_sm", f"long long x{p.index}_sk"]
+            inits += [f"x{p.index}", f"x{p.index}_sm", f"x{p.index}_sk"]
+    return decls, "{" + ", ".join(inits) + "}"
+
+
+def _node(red: Reduction, fname: str, nname: str) -> str:
+    acc, ident = _acc_c(red), _ident(red)
+    lines = [f"GP_DEV {acc} {nname}(const {fname}& f, long long m, long long K, long long l0, long long l1) {{",
+             f"  {acc} stack[{STACK}];", "  int top = 0;",
+             "  for (long long l = l0; l < l1; ++l) {",
+             f"    const long long k0 = l * {LEAF};",
+             f"    const long long k1 = k0 + {LEAF} < K ? k0 + {LEAF} : K;"]
+    if red.sequential:
+        if red.combine in ("or", "and"):
+            lines += [f"    {acc} v = {ident};", "    for (long long k = k0; k < k1; ++k) v = f.comb(v, f.elem(m, k));"]
+        else:
+            lines += [f"    {acc} v = f.elem(m, k0);", "    for (long long k = k0 + 1; k < k1; ++k) v = f.comb(v, f.elem(m, k));"]
+    else:
+        lanes = [f"r{j}" for j in range(LANES)]
+        lines += [f"    {acc} {', '.join(f'{r} = {ident}' for r in lanes)};",
+                  f"    if (k1 - k0 == {LEAF}) {{",
+                  f"      for (int t = 0; t < {LEAF // LANES}; ++t) {{",
+                  f"        const long long k = k0 + {LANES} * t;",
+                  *(f"        r{j} = f.comb(r{j}, f.elem(m, k + {j}));" for j in range(LANES)),
+                  "      }", "    } else {",
+                  "      for (long long k = k0; k < k1; ++k) {",
+                  f"        const {acc} e = f.elem(m, k);",
+                  f"        switch ((int)((k - k0) & {LANES - 1})) {{",
+                  *(f"          case {j}: r{j} = f.comb(r{j}, e); break;" for j in range(LANES)),
+                  "        }", "      }", "    }",
+                  f"    const {acc} v = f.comb(f.comb(f.comb(r0, r1), f.comb(r2, r3)), f.comb(f.comb(r4, r5), f.comb(r6, r7)));"]
+    lines += ["    stack[top++] = v;",
+              "    // the binary counter: leaf c joins as many complete neighbours as c has trailing zeros",
+              "    for (long long c = l - l0 + 1; (c & 1) == 0; c >>= 1) { --top; stack[top - 1] = f.comb(stack[top - 1], stack[top]); }",
+              "  }",
+              "  while (top > 1) { --top; stack[top - 1] = f.comb(stack[top - 1], stack[top]); }",
+              "  return stack[0];", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def reduction_code(red: Reduction) -> str:
+    """The functor and the extern "C" kernels of one Reduction, without the #includes."""
+    name = reduction_name(red)
+    fname = f"{name}_f"
+    decls, init = _operand_params(red)
+    acc, out = _acc_c(red), storage_ctype(red.out)
+    header = "".join(f"// {line}\n" for line in red.text.splitlines())
+    code = [header, _functor(red, fname)]
+    grid = ["  const long long stride = (long long)blockDim.x * (long long)gridDim.x;",
+            "  const long long start = (long long)blockIdx.x * (long long)blockDim.x + (long long)threadIdx.x;"]
+    if red.combine in ("argmax", "argmin"):
+        better = ("gp_cgt(b, a)" if red.combine == "argmax" else "gp_clt(b, a)") if red.acc.kind == "c" else \
+            ("b > a" if red.combine == "argmax" else "b < a")
+        nan = {"c": "({0}.real() != {0}.real() || {0}.imag() != {0}.imag())", "f": "({0} != {0})"}.get(red.acc.kind, "false")
+        code.append("\n".join([
+            f'extern "C" __global__ void {name}_rows(long long M, long long K, double div, long long* __restrict__ y, '
+            f'{", ".join(decls)}) {{',
+            f"  const {fname} f = {init};", *grid,
+            "  for (long long m = start; m < M; m += stride) {",
+            f"    {acc} a = f.elem(m, 0); long long ai = 0;",
+            "    for (long long k = 1; k < K; ++k) {",
+            f"      const {acc} b = f.elem(m, k);",
+            "      // the first extreme, the first NaN",
+            f"      if (!{nan.format('a')} && ({nan.format('b')} || {better})) {{ a = b; ai = k; }}",
+            "    }", "    y[m] = ai;", "  }", "}", ""]))
+        return "".join(code)
+    if red.scan:
+        code.append("\n".join([
+            f'extern "C" __global__ void {name}_scan(long long M, long long K, {out}* __restrict__ y, {", ".join(decls)}) {{',
+            f"  const {fname} f = {init};", *grid,
+            "  for (long long m = start; m < M; m += stride) {",
+            f"    {acc} a = {_ident(red)};",
+            "    for (long long k = 0; k < K; ++k) { a = f.comb(a, f.elem(m, k)); y[m * K + k] = f.fin(a, 0.0); }",
+            "  }", "}", ""]))
+        return "".join(code)
+    code.append(_node(red, fname, f"{name}_node"))
+    code.append("\n".join([
+        f'extern "C" __global__ void {name}_parts(long long M, long long K, long long nc, {acc}* __restrict__ part, '
+        f'{", ".join(decls)}) {{',
+        f"  const {fname} f = {init};", *grid,
+        f"  const long long nl = (K + {LEAF - 1}) / {LEAF};",
+        "  for (long long i = start; i < M * nc; i += stride) {",
+        "    const long long m = i / nc, c = i % nc;",
+        f"    const long long l1 = (c + 1) * {CHUNK_LEAVES} < nl ? (c + 1) * {CHUNK_LEAVES} : nl;",
+        f"    part[i] = {name}_node(f, m, K, c * {CHUNK_LEAVES}, l1);",
+        "  }", "}", "",
+        f'extern "C" __global__ void {name}_merge(long long M, long long nc, double div, const {acc}* __restrict__ part, '
+        f'{out}* __restrict__ y) {{',
+        *grid,
+        "  for (long long m = start; m < M; m += stride) {",
+        f"    {acc} stack[{STACK}]; int top = 0;",
+        "    for (long long l = 0; l < nc; ++l) {",
+        "      stack[top++] = part[m * nc + l];",
+        f"      for (long long c = l + 1; (c & 1) == 0; c >>= 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
+        "    }",
+        f"    while (top > 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
+        f"    y[m] = {fname}::fin(nc ? stack[0] : {_ident(red) or 'stack[0]'}, div);",
+        "  }", "}", ""]))
+    return "".join(code)
+
+
+def _kernels_of(red: Reduction):
+    return [red.map] + ([red.finish] if red.finish is not None else [])
+
+
+def reduction_source(reds) -> str:
+    """One translation unit holding the kernels of one or several Reductions."""
+    reds = [reds] if isinstance(reds, Reduction) else list(reds)
+    kernels = [k for r in reds for k in _kernels_of(r)]
+    any_complex = any(d.kind == "c" for k in kernels for d in k.dtypes())
+    seen, parts = set(), []
+    for r in reds:
+        if r.digest not in seen:
+            seen.add(r.digest)
+            parts.append(reduction_code(r))
+    return prologue(kernels, any_complex) + "\n".join(parts)
+
+
+def chunks(K: int) -> int:
+    """The chunk nodes of a row of K elements (the parts kernel's nc)."""
+    return -(-(-(-K // LEAF)) // CHUNK_LEAVES)
+

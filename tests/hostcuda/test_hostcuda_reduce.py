@@ -1,0 +1,131 @@
+"""The generated CUDA reductions (engines/cuda/reduce.py) run on the host with g++ give the CPU
+engine's bits: the same order of combination, whatever the grid.
+
+One translation unit holds every case's kernels (one g++ compile); each case is launched over two
+grids (one thread; several blocks, in reverse order) and compared bit for bit with
+engines/cpu/reduce.run on the same (rows, K) views.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import gpupromote as gp
+from gpupromote.dispatch.api import plan_for
+from gpupromote.engines.cpu import reduce as cpu
+from gpupromote.engines.cuda import reduce as cuda
+from gpupromote.kernel.reduce import reduction_of
+from tests import hostcuda
+from tests.hostcuda.support import HOSTCUDA_MARKS
+
+pytestmark = HOSTCUDA_MARKS
+
+# (op, dtype, policy, rows, K)
+CASES = [
+    ("sum", "float32", "numpy", 1, 4097), ("sum", "float32", "numpy", 3, 70000), ("sum", "float16", "torch", 5, 300),
+    ("sum", "bfloat16", "jax", 2, 4097), ("sum", "float64", "numpy", 4, 2049), ("sum", "int8", "numpy", 3, 1000),
+    ("sum", "complex64", "numpy", 2, 777), ("prod", "float32", "numpy", 4, 129), ("mean", "float16", "torch", 3, 1000),
+    ("mean", "int32", "numpy", 2, 333), ("var", "float32", "numpy", 3, 4097), ("std", "bfloat16", "torch", 2, 300),
+    ("var", "complex64", "numpy", 2, 200), ("max", "float32", "numpy", 3, 1000), ("min", "float16", "torch", 3, 257),
+    ("any", "float32", "numpy", 4, 300), ("all", "int8", "numpy", 4, 300), ("argmax", "float32", "numpy", 3, 1000),
+    ("argmin", "int16", "torch", 3, 1000), ("cumsum", "float32", "numpy", 3, 500), ("cumprod", "float64", "numpy", 2, 50),
+    ("sum", "float32", "numpy", 2, 0), ("sum", "float32", "numpy", 1, 1), ("sum", "float32", "numpy", 2, 7),
+]
+DIVISOR = {"mean": lambda K: float(K), "var": lambda K: float(max(K - 0, 0)), "std": lambda K: float(max(K - 1, 0))}
+
+
+def _data(dtype, shape, seed, op):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 3
+    if dtype.startswith("complex"):
+        x = x + 1j * rng.standard_normal(shape)
+    if dtype in ("int8", "int16", "int32"):
+        x = rng.integers(-100, 100, shape)
+    elif op in ("prod", "cumprod"):
+        x = 1 + x / 50
+    return x.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype))
+
+
+def _ptr(a):
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def _launch(lib, name, grid, block, args, reverse):
+    params = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.pointer(b), ctypes.c_void_p) for b in args])
+    lib.launcher(name)(grid, block, params, int(reverse))
+    faults, what = lib.take_faults()
+    assert faults == 0, what
+
+
+def _operand_args(views):
+    out = []
+    for v in views:
+        out += [_ptr(v), ctypes.c_longlong(v.strides[0]), ctypes.c_longlong(v.strides[1])]
+    return out
+
+
+def _stages(op, plan):
+    if op in ("var", "std"):
+        return [reduction_of(plan, "mean"), reduction_of(plan)]
+    return [reduction_of(plan)]
+
+
+def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse):
+    name = cuda.reduction_name(red)
+    store = out.view(cpu.storage_view(red.out)) if cpu.storage_view(red.out) is not None else out
+    views = [v.view(cpu.storage_view(d)) if cpu.storage_view(d) is not None else v
+             for v, d in zip(views, [p.dtype for p in red.params])]
+    if red.combine in ("argmax", "argmin"):
+        _launch(lib, f"{name}_rows", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_double(div),
+                                                   _ptr(store), *_operand_args(views)], reverse)
+    elif red.scan:
+        _launch(lib, f"{name}_scan", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), _ptr(store),
+                                                   *_operand_args(views)], reverse)
+    else:
+        nc = cuda.chunks(K)
+        part = np.zeros(max(M * nc, 1), red.acc.numpy)
+        _launch(lib, f"{name}_parts", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
+                                                    _ptr(part), *_operand_args(views)], reverse)
+        _launch(lib, f"{name}_merge", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(nc), ctypes.c_double(div),
+                                                    _ptr(part), _ptr(store)], reverse)
+
+
+def _bits(a):
+    a = np.ascontiguousarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize in (1, 2, 4, 8) else a.view(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def library():
+    plans = [plan_for(op, [gp.spec(dt)], pol) for op, dt, pol, _, _ in CASES]
+    reds = [r for (op, *_), p in zip(CASES, plans) for r in _stages(op, p)]
+    b = hostcuda.builder()
+    key = b.submit(cuda.reduction_source(reds))
+    return b.library(key)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}x{c[4]}" for c in CASES])
+def test_host_cuda_reduction_equals_the_cpu_engine(library, case):
+    op, dt, pol, M, K = case
+    plan = plan_for(op, [gp.spec(dt)], pol)
+    x = _data(dt, (M, K), M * K + 1, op)
+    stages = _stages(op, plan)
+    div = DIVISOR.get(op, lambda K: float(K))(K)
+    for grid, block, reverse in ((1, 1, False), (3, 5, True)):
+        views = [x]
+        for red in stages:
+            shape = (M, K) if red.scan else (M,)
+            want = np.empty(shape, red.out.numpy)
+            got = np.zeros(shape, red.out.numpy)
+            d = float(K) if red is not stages[-1] else div
+            cpu.run(red, views, want, K, d)
+            _run_cuda(library, red, views, M, K, d, got, grid, block, reverse)
+            with np.errstate(invalid="ignore"):
+                nan = np.isnan(want.astype(np.complex128)) if want.dtype.kind in "fcV" or dt == "bfloat16" else False
+            assert np.array_equal(np.where(nan, 0, _bits(got)), np.where(nan, 0, _bits(want))), \
+                f"{op} {dt} grid {grid}x{block}: host CUDA {got[:4]} vs CPU {want[:4]}"
+            if not red.scan:
+                views = [x, np.broadcast_to(want[:, None], (M, K))]
