@@ -195,35 +195,36 @@ def load_module(source: str, any_complex: bool, device_id: int):
         return cp.RawModule(path=path), "compiled"
 
 
+# The anonymous files (memfd) or temporary files behind modules loaded from memory: CuPy reads a
+# RawModule's file when it first loads a function of it, so the file stays as long as the process.
+_memory_files: list = []
+
+
 def _load_from_memory(cp, binary: bytes, name: str, device_id: int, failure: OSError):
     """A module loaded from ``binary`` without the cache folder: through an anonymous in-memory file
     (memfd, Linux), which the driver reads by its /proc path, else through a private temporary
-    file; loaded now (``compile()``), so that the file can go at once."""
+    file removed when the process exits."""
     if hasattr(os, "memfd_create"):
         fd = os.memfd_create(f"gpupromote-{name}")
+        os.write(fd, binary)
+        _memory_files.append(fd)   # never closed: its /proc path must keep naming this file
+        path = f"/proc/self/fd/{fd}"
+    else:
+        import atexit
+        import tempfile
         try:
-            os.write(fd, binary)
-            with cp.cuda.Device(device_id):
-                module = cp.RawModule(path=f"/proc/self/fd/{fd}")
-                module.compile()
-            return module
-        finally:
-            os.close(fd)
-    import tempfile
-    try:
-        handle, tmp = tempfile.mkstemp(prefix="gpupromote-", suffix=os.path.splitext(name)[1])
-        with os.fdopen(handle, "wb") as f:
-            f.write(binary)
-    except OSError as exc:
-        raise OSError(f"gpupromote: cannot write the compiled kernel {name} anywhere: the cache folder "
-                      f"({_disk_cache.why_unwritable(failure)}) nor a temporary file ({exc})") from None
-    try:
-        with cp.cuda.Device(device_id):
-            module = cp.RawModule(path=tmp)
-            module.compile()
-        return module
-    finally:
-        os.unlink(tmp)
+            handle, path = tempfile.mkstemp(prefix="gpupromote-", suffix=os.path.splitext(name)[1])
+            with os.fdopen(handle, "wb") as f:
+                f.write(binary)
+        except OSError as exc:
+            raise OSError(f"gpupromote: cannot write the compiled kernel {name} anywhere: the cache folder "
+                          f"({_disk_cache.why_unwritable(failure)}) nor a temporary file ({exc})") from None
+        _memory_files.append(path)
+        atexit.register(lambda p=path: os.path.exists(p) and os.unlink(p))
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(path=path)
+        module.compile()
+    return module
 
 
 _lock = threading.RLock()

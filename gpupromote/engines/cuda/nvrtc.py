@@ -83,18 +83,26 @@ class _CudaBindings:
         try:
             (status,) = nv.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
             size = self._check(nv.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-            buf = b" " * size
+            buf = _writable_bytes(size)
             self._check(nv.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
             log = buf.rstrip(b"\0").decode(errors="replace").strip()
             if status != nv.nvrtcResult.NVRTC_SUCCESS:
                 _, what = nv.nvrtcGetErrorString(status)
                 return what.decode(), log, b""
             get_size, get = (nv.nvrtcGetCUBINSize, nv.nvrtcGetCUBIN) if cubin else (nv.nvrtcGetPTXSize, nv.nvrtcGetPTX)
-            out = b" " * self._check(get_size(prog), "size of the output")
+            out = _writable_bytes(self._check(get_size(prog), "size of the output"))
             self._check(get(prog, out), "the output")
             return None, log, out if cubin else out.rstrip(b"\0")
         finally:
             nv.nvrtcDestroyProgram(prog)
+
+
+def _writable_bytes(size: int) -> bytes:
+    """A new bytes object of ``size`` bytes (at least 2) for cuda-bindings to write a C string into.
+    Never ``b" " * size`` as such: for a size of 0 or 1 (an empty log is 1 byte, its NUL) that is
+    CPython's shared empty or one-byte object, and NVRTC's NUL written into it turned every b" " of
+    the process into b"\\x00" (spaces printed as NULs, torch unable to parse its own schemas)."""
+    return b" " * max(size, 2)
 
 
 class _CupyBindings:
