@@ -35,31 +35,41 @@ from ..core import dtypes as D
 from ..core.ops import op_named
 from . import ir
 
-__all__ = ["Reduction", "LEAF", "LANES", "CHUNK_LEAVES", "COMBINES", "reduction_of", "identity_of", "stages_of"]
+__all__ = ["Reduction", "LEAF", "LANES", "CHUNK_LEAVES", "COMBINES", "TIES", "reduction_of", "identity_of", "stages_of",
+           "tie_of", "fused"]
 
 LEAF = 128
 LANES = 8
 CHUNK_LEAVES = 16          # a power of two: an aligned group of leaves is a complete subtree
 STACK = 64                 # tree depth bound (2**64 leaves)
 COMBINES = ("add", "multiply", "max", "min", "or", "and", "argmax", "argmin")
+# max / min of equal values (0.0 and -0.0): "last" keeps the later one (NumPy's float32 / float64
+# loops, PyTorch), "first" the earlier (NumPy's float16 loop), "signed" orders -0.0 below 0.0 (XLA)
+TIES = ("last", "first", "signed")
+_TIE_OF_VALUES = {("jax", "f"): "signed", ("numpy", "f2"): "first"}
 _SEQUENTIAL = ("max", "min", "or", "and", "argmax", "argmin")
 
 
 class Reduction:
     """One reduction kernel (see the module docstring). Compares and hashes by ``text``."""
 
-    __slots__ = ("map", "combine", "acc", "finish", "scan", "expr", "label", "text", "digest", "_hash")
+    __slots__ = ("map", "combine", "acc", "finish", "scan", "expr", "tie", "label", "text", "digest", "_hash")
 
     def __init__(self, map_kernel: ir.Kernel, combine: str, finish: ir.Kernel | None = None, scan: bool = False,
-                 label: str = "reduce"):
+                 label: str = "reduce", tie: str = "last"):
         if combine not in COMBINES:
             raise ValueError(f"unknown combine {combine!r}: one of {COMBINES}")
+        if tie not in TIES:
+            raise ValueError(f"unknown tie rule {tie!r}: one of {TIES}")
         self.map, self.combine, self.finish, self.scan, self.label = map_kernel, combine, finish, bool(scan), label
         self.acc = map_kernel.out
+        # which of two equal values max / min keep (only -0.0 and 0.0 can tell): a real float only
+        self.tie = tie if combine in ("max", "min") and self.acc.kind == "f" else "last"
         self.expr = _combine_expr(combine, self.acc)
         if finish is not None and (finish.params[0].dtype is not self.acc or len(finish.params) != 2):
             raise ValueError("a finish kernel takes (acc, divisor) with acc of the accumulator's dtype")
-        parts = [f"reduce {combine} [{self.acc.code}] {self.expr}{' scan' if scan else ''}", "map:", map_kernel.text]
+        parts = [f"reduce {combine} [{self.acc.code}] {self.expr}{' scan' if scan else ''}"
+                 f"{'' if self.tie == 'last' else ' ties ' + self.tie}", "map:", map_kernel.text]
         if finish is not None:
             parts += ["finish:", finish.text]
         self.text = "\n".join(parts)
@@ -177,6 +187,9 @@ def reduction_of(plan, stage: str = "main", mean_dtype=None) -> Reduction:
     if combine in ("or", "and"):
         value = ir.cast(x, D.bool_)
         return Reduction(ir.Kernel([x], value, label=op), combine, _finish(D.bool_, result, False), label=op)
+    if combine in ("max", "min"):
+        return Reduction(ir.Kernel([x], ir.read(x, acc, ir.rounds_inputs_through(plan)), label=op), combine,
+                         _finish(acc, result, False), label=op, tie=tie_of(plan))
     if combine in ("argmax", "argmin"):
         return Reduction(ir.Kernel([x], ir.cast(x, acc), label=op), combine, None, label=op)
     via = ir.rounds_inputs_through(plan)
@@ -195,7 +208,16 @@ def fused(map_kernel: ir.Kernel, plan, label: str = "fused") -> Reduction:
     else:
         value = ir.read(map_kernel.value, acc, ir.rounds_inputs_through(plan))
     k = ir.Kernel(map_kernel.params, value, map_kernel.checks, label=label)
-    return Reduction(k, combine, _finish(acc, result, op == "mean"), label=label)
+    return Reduction(k, combine, _finish(acc, result, op == "mean"), label=label,
+                     tie=tie_of(plan) if combine in ("max", "min") else "last")
+
+
+def tie_of(plan) -> str:
+    """The tie rule of a max / min plan: by the framework whose values the plan follows
+    (``plan.values``, as core/ops.py's overrides choose expressions) and the dtype it reads."""
+    values = getattr(plan, "values", "numpy")
+    code = plan.inputs[0].code
+    return _TIE_OF_VALUES.get((values, code)) or _TIE_OF_VALUES.get((values, plan.inputs[0].kind), "last")
 
 
 def stages_of(op: str) -> tuple:

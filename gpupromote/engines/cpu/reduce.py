@@ -99,6 +99,11 @@ def _comb_lines(red: Reduction) -> list[str]:
                 f"    if {nan_a}:", "        return av, ai",
                 f"    if ({nan_b}) or ({better}):", "        return bv, bi",
                 "    return av, ai"]
+    if red.tie != "last":   # which of two equal values (0.0, -0.0) max / min keep; NaN wins
+        gt = ">" if red.combine == "max" else "<"
+        keep_a = ("(a == b) & ~np.signbit(a)" if red.combine == "max" else "(a == b) & np.signbit(a)") \
+            if red.tie == "signed" else "(a == b)"
+        return ["def comb(a, b):", f"    return a if (a {gt} b) | (a != a) | ({keep_a}) else b"]
     expr = red.expr.replace("in0", "a").replace("in1", "b")
     return ["def comb(a, b):", f"    return {_np(red.acc) if red.acc.kind != 'b' else 'bool'}({expr})"]
 

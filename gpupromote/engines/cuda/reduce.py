@@ -81,6 +81,11 @@ def _functor(red: Reduction, fname: str) -> str:
     value = names[red.map.value] if direct is None else cast_text(names[direct], direct.dtype, red.map.out)
     acc = _acc_c(red)
     expr = red.expr.replace("in0", "a").replace("in1", "b")
+    if red.tie != "last":   # which of two equal values (0.0, -0.0) max / min keep; NaN wins
+        gt = ">" if red.combine == "max" else "<"
+        keep_a = ("(a == b && !signbit(a))" if red.combine == "max" else "(a == b && signbit(a))") \
+            if red.tie == "signed" else "(a == b)"
+        expr = f"(a {gt} b || a != a || {keep_a}) ? a : b"
     lines = [f"struct {fname} {{", *members,
              f"  GP_DEV {acc} elem(long long m, long long k) const {{", *lets, f"    return {value};", "  }",
              f"  GP_DEV static {acc} comb({acc} a, {acc} b) {{ return ({acc})({expr}); }}"]

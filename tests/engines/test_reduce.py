@@ -1,0 +1,195 @@
+"""Reductions on the CPU engine (issue 24): the same bits on any thread count, NumPy's pairwise
+accuracy at least, the frameworks' recorded values where they are exact, and the API (axis,
+keepdims, dtype=, ddof, methods).
+
+The full dtype x size x axis sweep runs with GP_FULL_REDUCE=1 (each reduction kernel is one Numba
+compile); the default set keeps to a few seconds of compiles on two cores.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import gpupromote as gp
+from gpupromote.engines.cpu import reduce as cpu_reduce
+
+FULL = os.environ.get("GP_FULL_REDUCE") == "1"
+OBSERVED = Path(__file__).resolve().parents[1] / "observed"
+
+
+def _np_dtype(name):
+    return np.dtype(getattr(ml_dtypes, name)) if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else np.dtype(name)
+
+
+def _bits(a):
+    a = np.ascontiguousarray(np.asarray(a))
+    return a.tobytes()
+
+
+@pytest.fixture
+def split_small(monkeypatch):
+    """Threads take even small calls (so 4097 elements already split over 8 threads)."""
+    monkeypatch.setattr(cpu_reduce, "_MIN_PER_THREAD", 64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deterministic by construction
+
+OPS = ["sum", "mean", "var", "std", "cumsum", "prod"]
+DTYPES = ["float32", "float16", "bfloat16", "float64"]
+SIZES = [1, 7, 4097, 65537, 10**6]
+CASES = ([(op, dt, n) for op in OPS for dt in DTYPES for n in SIZES] if FULL else
+         [(op, "float32", n) for op in OPS for n in SIZES] + [(op, "bfloat16", n) for op in ("sum", "var") for n in (7, 65537)]
+         + [("sum", dt, n) for dt in ("float16", "float64") for n in (4097, 10**6)])
+
+
+@pytest.mark.parametrize("op, dtype, n", CASES, ids=[f"{o}-{d}-{n}" for o, d, n in CASES])
+def test_same_bits_for_1_2_3_and_8_threads(op, dtype, n, split_small):
+    x = (np.random.default_rng(n).standard_normal(n) * (0.01 if op == "prod" else 1) + (1 if op == "prod" else 0))
+    x = x.astype(_np_dtype(dtype))
+    fn = getattr(gp, op)
+    got = {}
+    for threads in (1, 2, 3, 8):
+        with gp.num_threads(threads):
+            got[threads] = _bits(fn(x))
+    assert len(set(got.values())) == 1, f"{op} {dtype} N={n}: the result depends on the thread count"
+
+
+SHAPES = [((64, 300), 0), ((64, 300), 1), ((64, 300), None), ((5, 40, 33), (0, 2)), ((5, 40, 33), 1),
+          ((5, 40, 33), -1), ((3, 4097, 2), 1)]
+
+
+@pytest.mark.parametrize("shape, axis", SHAPES, ids=[f"{s}-{a}" for s, a in SHAPES])
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "std", "prod"] if FULL else ["sum", "var"])
+def test_axes_same_bits_on_any_thread_count_and_close_to_numpy(op, shape, axis, split_small):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    if op == "prod":
+        x = 1 + x / 100
+    fn = getattr(gp, op)
+    got = {}
+    for threads in (1, 2, 3, 8):
+        with gp.num_threads(threads):
+            got[threads] = fn(x, axis=axis, policy="numpy")
+    assert len({_bits(g) for g in got.values()}) == 1
+    want = getattr(np, op)(x.astype(np.float64), axis=axis)
+    np.testing.assert_allclose(got[1], want, rtol=2e-5, atol=2e-5)
+    assert got[1].shape == np.shape(want) and got[1].dtype == np.float32
+
+
+def test_a_row_split_over_threads_is_the_row_whole(split_small):
+    """The long-row path (chunk nodes over threads, then the tree above them) against one thread's
+    rows path, on sizes around chunk and leaf boundaries."""
+    for n in (2047, 2048, 2049, 16 * 2048, 16 * 2048 + 5, 100_003):
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        with gp.num_threads(1):
+            one = gp.sum(x)
+        with gp.num_threads(5):
+            five = gp.sum(x)
+        assert _bits(one) == _bits(five), n
+
+
+def test_float32_sum_of_ten_million_normals_is_within_1e6_of_fsum():
+    x = np.random.default_rng(2024).standard_normal(10**7).astype(np.float32)
+    exact = math.fsum(x.astype(np.float64).tolist())
+    got = float(gp.sum(x))
+    assert abs(got - exact) <= 1e-6 * abs(exact)
+    assert abs(got - exact) <= max(abs(float(np.sum(x)) - exact), 1e-6 * abs(exact))
+
+
+def test_narrow_floats_accumulate_in_float32():
+    x = np.full(4096, 1.0, ml_dtypes.bfloat16)   # bfloat16 alone stops counting at 256
+    assert float(gp.sum(x, policy="torch")) == 4096.0
+    assert gp.sum(x, policy="torch").dtype == x.dtype
+    h = np.full(5000, 1.0, np.float16)
+    assert float(gp.sum(h, policy="jax")) == 5000.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Values the frameworks recorded, where they are exact
+
+_POLICY = {("numpy", "default"): "numpy", ("torch", "f32"): "torch", ("jax", "x32"): "jax", ("jax", "x64"): "jax-x64"}
+_EXACT = {"max", "min", "any", "all", "argmax", "argmin", "sum", "prod", "cumsum", "cumprod"}
+_QUICK_DTYPES = {"bool", "int8", "float16", "float32"}
+
+
+def _records():
+    out = []
+    for name in ("unary-values.jsonl.gz", "unary-values-extra.jsonl.gz"):
+        with gzip.open(OBSERVED / name, "rt") as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("family") != "reduction" or r.get("error") or r["op"] not in _EXACT:
+                    continue
+                policy = _POLICY.get((r["fw"], r["config"]))
+                dt = r["a"]["dtype"]
+                if policy is None or "value" not in r["a"] or dt.startswith(("complex", "float8")):
+                    continue
+                if r["op"] in ("sum", "prod", "cumsum", "cumprod") and dt[0] not in "biu":
+                    continue   # integer sums and products are exact; float ones are order-dependent
+                if not FULL and dt not in _QUICK_DTYPES:
+                    continue
+                out.append((policy, r))
+    return out
+
+
+RECORDS = _records()
+
+
+def _parse(text, dtype):
+    if dtype == "bool":
+        return text == "True"
+    if dtype[0] in "iu":
+        return int(text)
+    return float(text)
+
+
+@pytest.mark.parametrize("policy, record", RECORDS, ids=[f"{p}-{r['case']}" for p, r in RECORDS])
+def test_recorded_values(policy, record):
+    dt = record["a"]["dtype"]
+    x = np.array([_parse(v, dt) for v in record["a"]["value"]], dtype=_np_dtype(dt))
+    got = getattr(gp, record["op"])(x, policy=policy)
+    assert str(np.asarray(got).dtype) == record["result"] or gp.result_type(gp.spec(dt), op=record["op"],
+                                                                           policy=policy).name == record["result"]
+    got = np.atleast_1d(np.asarray(got))
+    want_values = record["values"]
+    assert len(got) == len(want_values)
+    for g, w in zip(got, want_values):
+        if record["result"] in ("bool",):
+            assert bool(g) == (w == "True")
+        elif record["result"][0] in "iu":
+            assert int(g) == int(w), f"{record['case']}: {got} vs {want_values}"
+        else:
+            g, w = float(g), float(w)
+            assert (math.isnan(g) and math.isnan(w)) or (g == w and math.copysign(1, g) == math.copysign(1, w)), \
+                f"{record['case']} {record['a']['value']}: gp {got} vs {want_values}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The API
+
+def test_keepdims_dtype_ddof_and_methods():
+    x = np.arange(24, dtype=np.int8).reshape(2, 3, 4)
+    assert gp.sum(x, axis=(0, 2), keepdims=True).shape == (1, 3, 1)
+    assert gp.sum(x, policy="numpy").dtype == np.int64
+    assert gp.sum(x, policy="jax").dtype == np.int32
+    assert gp.sum(x, dtype="float32").dtype == np.float32
+    f = np.array([1.0, 2.0, 3.0, 4.0])
+    assert float(gp.var(f, policy="numpy")) == np.var(f)
+    assert float(gp.var(f, policy="torch")) == np.var(f, ddof=1)
+    assert float(gp.std(f, ddof=1, policy="numpy")) == np.std(f, ddof=1)
+    a = gp.asarray(f)
+    assert isinstance(a.sum(), gp.Array) and float(a.mean().numpy()) == 2.5
+    assert int(np.asarray(gp.argmax(np.array([1, 3, 3, 2]))) ) == 1
+    np.testing.assert_array_equal(gp.cumsum(x, axis=1), np.cumsum(x, axis=1))
+    with pytest.raises(gp.PromotionError):
+        gp.mean(np.arange(3), policy="torch")   # torch.mean refuses integers
+    with pytest.raises(ValueError):
+        gp.max(np.zeros(0, np.float32))
+    assert float(gp.sum(np.zeros(0, np.float32))) == 0.0
