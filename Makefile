@@ -23,7 +23,8 @@ $(ORACLE): $(STAMP)
 # kernels a process compiles stay until it exits): the CPU engine against torch and jax (both
 # imported, and the kernels of their policies), the other oracle tests, the engines' tiers (CPU
 # engine, NVRTC, the host CUDA tier), and everything else. Each prints its own summary; `make test`
-# fails if any fails. A folder added to tests/ runs in the last process. Nothing here needs a folder
+# fails if any fails. A folder added to tests/ runs in the last process (tests/concurrency: 8 threads
+# racing for 20 cold kernels x 20 rounds, processes sharing one cold cache). Nothing here needs a folder
 # outside the repository: tests/oracle/test_conformance.py scores the records in tests/observed (and
 # ../shared/oracle's as extra cases, only where it exists).
 TEST_TIERS := tests/oracle tests/engines tests/hostcuda

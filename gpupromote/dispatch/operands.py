@@ -10,8 +10,8 @@ from ..core import dtypes as D
 from .api import Spec
 from .array import Array
 
-__all__ = ["SCALAR_TYPES", "storage_of", "native", "is_dask", "register_lazy", "lazy", "check_operand", "is_device", "wants_gp_array",
-           "shape_error", "same_array", "overlaps"]
+__all__ = ["SCALAR_TYPES", "storage_of", "native", "is_dask", "register_lazy", "lazy", "check_operand", "is_device",
+           "wants_gp_array", "shape_error", "same_array", "overlaps", "broadcast_shapes"]
 
 _ndarray = np.ndarray
 SCALAR_TYPES = (float, bool, complex, int)   # the Python scalars an op folds

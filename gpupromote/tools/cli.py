@@ -253,9 +253,10 @@ def _kernel_operands(op, dtypes_, scalar, ndim):
     # where's condition may be left out (a bool array is put first)
     takes = (2, 3) if the_op.name == "where" else (the_op.arity,)
     if len(names) not in takes:
+        example = (["bool"] if the_op.name == "where" else []) + ["float16", "float32", "int8"]
         raise ValueError(f"--op {op} takes {' or '.join(map(str, takes))} operand(s), --dtypes names {len(names)} "
                          f"({', '.join(names) or 'none'}): one dtype per operand, e.g. --dtypes "
-                         f"{','.join((['bool'] if the_op.name == 'where' else []) + ['float16', 'float32', 'int8'][:takes[0] - (the_op.name == 'where')])}")
+                         f"{','.join(example[:takes[0]])}")
     if scalar:  # the last operand becomes a Python scalar of its kind: a folded, by-value parameter
         last = D.dtype(names[-1])
         operands[-1] = {"b": True, "u": 1, "i": 1, "f": 1.0, "c": 1j}[last.kind]

@@ -24,8 +24,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.concurrency import jobs
 
 REPO = Path(__file__).resolve().parents[2]

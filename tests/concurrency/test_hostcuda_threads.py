@@ -11,8 +11,6 @@ import threading
 import warnings
 
 import numpy as np
-import pytest
-
 import gpupromote as gp
 from tests import hostcuda
 from tests.hostcuda.support import HOSTCUDA_MARKS, host_result
