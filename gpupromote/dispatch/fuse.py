@@ -70,6 +70,7 @@ from ..core.ops import op_named
 from ..promotion.policies import get_policy
 from ..promotion.resolve import Operand, explain_resolution, resolve
 from .traced import Traced, TracedScalar, operand_like
+from .fuse_stages import StagedFunction, run_staged
 
 __all__ = ["fuse", "Fused", "Traced", "FuseError"]
 
@@ -104,7 +105,10 @@ class Fused:
             return interop.call(lambda views, view_out: self(*views, out=view_out, policy=policy), args, out)
         name = policy or self.policy or CURRENT_POLICY.get()
         args = [native(a) for a in args]
-        trace = self._trace_for(name, args, call=True)
+        try:
+            trace = self._trace_for(name, args, call=True)
+        except StagedFunction:   # a reduction inside: a few kernels, each fused (dispatch/fuse_stages.py)
+            return run_staged(self, name, args, out)
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)
         return trace.run(args, out)
@@ -411,6 +415,12 @@ class _Tracer:
         self._add_checks(plan, values, step)
         ndim = max((a._ndim for a in items if isinstance(a, Traced)), default=0)
         return Traced(self, plan.result, ndim, node=node, label=f"step {step}")
+
+    def record_reduction(self, op, x, kwargs, policy=None):
+        """A reduction ends the one-kernel chain: fn runs as stages (dispatch/fuse_stages.py)."""
+        if self.host:
+            raise StagedFunction(op)
+        raise FuseError(f"gp.fuse: {op} inside a fused function runs on host arrays only for now")
 
     def _add_checks(self, plan, values, step):
         c = plan.compute

@@ -26,7 +26,8 @@ from .array import Array
 from .operands import is_device, native, storage_of, wants_gp_array
 from ..promotion.policies import get_policy
 
-__all__ = ["REDUCTION_FUNCTIONS", "reduce", "normalize_axes", "default_ddof"]
+__all__ = ["REDUCTION_FUNCTIONS", "reduce", "normalize_axes", "default_ddof", "reduction_plan", "reduction_layout",
+           "run_reduction"]
 
 _SCANS = ("cumsum", "cumprod")
 _ARGS = ("argmax", "argmin")
@@ -80,11 +81,7 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
     if is_device(arr):
         raise TypeError(f"gp.{op}: reductions run on the CPU engine for now (the CUDA generator emits them, "
                         f"engines/cuda/reduce.py, but no launcher calls it yet); copy the array to the host first")
-    plan = plan_for(op, [spec(dtype if dtype is not None else xdt, ndim=max(arr.ndim, 1))], name)
-    if dtype is not None:   # the operand cast to dtype, accumulated and returned in it
-        to = D.dtype(dtype)
-        plan = replace(plan, result=to, compute=_OPMATH.get(to.name, to), promoted=to)
-    plan = replace(plan, inputs=(xdt,))
+    plan = reduction_plan(op, xdt, arr.ndim, dtype, name)
     for d in (xdt, plan.result):
         if d.numpy is None:
             raise TypeError(f"gp.{op}: {d.name} has no numpy storage, so it has no CPU kernel")
@@ -100,34 +97,71 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
     return result
 
 
-def _run(op, plan, arr, axis, keepdims, policy_name, ddof):
+def reduction_plan(op, xdt, ndim, dtype, policy_name):
+    """The plan of ``op`` on an array of ``xdt`` (the resolver's), read from ``xdt``; with
+    ``dtype=``, the operand is cast to it, accumulated and returned in it."""
+    plan = plan_for(op, [spec(dtype if dtype is not None else xdt, ndim=max(ndim, 1))], policy_name)
+    if dtype is not None:
+        to = D.dtype(dtype)
+        plan = replace(plan, result=to, compute=_OPMATH.get(to.name, to), promoted=to)
+    return replace(plan, inputs=(D.dtype(xdt),))
+
+
+class _Layout:
+    """How an array of ``shape`` is reduced over ``axes``: (rows M, K) views and the result's shape."""
+
+    def __init__(self, shape, axes, keepdims):
+        ndim = len(shape)
+        self.shape, self.axes = tuple(shape), axes
+        self.kept = [d for d in range(ndim) if d not in axes]
+        self.M = math.prod(shape[d] for d in self.kept)
+        self.K = math.prod(shape[d] for d in axes)
+        self.out_shape = (tuple(1 if d in axes else shape[d] for d in range(ndim)) if keepdims
+                          else tuple(shape[d] for d in self.kept))
+
+    def rows(self, a):
+        """``a`` (of the layout's shape) as a (M, K) view (a copy where the axes cannot merge)."""
+        return a.transpose(self.kept + list(self.axes)).reshape(self.M, self.K) if a.ndim else a.reshape(1, 1)
+
+
+def reduction_layout(shape, axis, keepdims, op) -> _Layout:
+    axes = normalize_axes(axis, len(shape), op)
+    if op in _ARGS and axis is not None and len(axes) != 1:
+        raise TypeError(f"gp.{op}: axis must be None or one int")
+    return _Layout(shape, axes, keepdims)
+
+
+def run_reduction(op, red, plan, arrays, layout, mean_red=None, ddof=0):
+    """Run the Reduction ``red`` of ``plan`` over ``arrays`` ((M, K) views, or folded scalars):
+    the result, of ``layout.out_shape``. var / std: ``mean_red`` first, then ``red`` over
+    ``arrays`` and the mean."""
     from ..engines.cpu import reduce as engine   # numba loads with the first reduction
+    M, K = layout.M, layout.K
+    result = np.empty(M, plan.result.numpy)
+    if M == 0:
+        return result.reshape(layout.out_shape)
+    if K == 0 and op in _NO_IDENTITY:
+        raise ValueError(f"gp.{op}: zero-size array to reduction operation {op} which has no identity")
+    if mean_red is not None:
+        mean = np.empty(M, plan.compute.numpy)
+        engine.run(mean_red, arrays, mean, K, float(K))
+        engine.run(red, [*arrays, np.broadcast_to(mean[:, None], (M, K))], result, K, float(max(K - ddof, 0)))
+    else:
+        engine.run(red, arrays, result, K, float(K))
+    return result.reshape(layout.out_shape)
+
+
+def _run(op, plan, arr, axis, keepdims, policy_name, ddof):
+    from ..engines.cpu import reduce as engine
     from ..kernel.reduce import reduction_of
     if op in _SCANS:
         return _scan(op, plan, arr, axis, engine, reduction_of)
-    ndim = arr.ndim
-    axes = normalize_axes(axis, ndim, op)
-    if op in _ARGS and axis is not None and len(axes) != 1:
-        raise TypeError(f"gp.{op}: axis must be None or one int")
-    kept = [d for d in range(ndim) if d not in axes]
-    shape = arr.shape
-    M = math.prod(shape[d] for d in kept)
-    K = math.prod(shape[d] for d in axes)
-    out_shape = tuple(1 if d in axes else shape[d] for d in range(ndim)) if keepdims else tuple(shape[d] for d in kept)
-    x2 = arr.transpose(kept + list(axes)).reshape(M, K) if ndim else arr.reshape(1, 1)
-    result = np.empty(M, plan.result.numpy)
-    if M == 0:
-        return result.reshape(out_shape)
-    if K == 0 and op in _NO_IDENTITY:
-        raise ValueError(f"gp.{op}: zero-size array to reduction operation {op} which has no identity")
+    layout = reduction_layout(arr.shape, axis, keepdims, op)
+    x2 = layout.rows(arr)
     if op in ("var", "std"):
         d = default_ddof(policy_name) if ddof is None else ddof
-        mean = np.empty(M, plan.compute.numpy)
-        engine.run(reduction_of(plan, "mean"), [x2], mean, K, float(K))
-        engine.run(reduction_of(plan), [x2, np.broadcast_to(mean[:, None], (M, K))], result, K, float(max(K - d, 0)))
-    else:
-        engine.run(reduction_of(plan), [x2], result, K, float(K))
-    return result.reshape(out_shape)
+        return run_reduction(op, reduction_of(plan), plan, [x2], layout, reduction_of(plan, "mean"), d)
+    return run_reduction(op, reduction_of(plan), plan, [x2], layout)
 
 
 def _scan(op, plan, arr, axis, engine, reduction_of):

@@ -1,0 +1,230 @@
+"""gp.fuse of a function with reductions: a few kernels, each the fused form of a stretch of it.
+
+A reduction ends what one elementwise kernel can compute (its result has another shape, and the
+steps after it read all of it). When gp.fuse's trace meets one (``StagedFunction`` from the
+tracer), the function runs again on ``Staged`` values, which record elementwise steps instead of
+computing them:
+
+* a reduction of a recorded chain is one reduction kernel whose element term is the chain
+  (kernel/reduce.fused: ``gp.sum(x * y)`` reads x and y once and writes one number per row);
+  var, std, argmax, argmin and the scans take the chain computed first, by one fused kernel;
+* a reduction of an argument is the eager reduction;
+* the chain that makes the result is one fused kernel (gp.fuse's own), reading the reductions'
+  results as arrays.
+
+Softmax over the last axis (max, then sum of exp(x - max), then exp(x - max) / sum) is three
+kernels; layer norm (mean, mean of squared deviations, the normalized affine result) three. Each
+kernel rounds what it computes as the eager calls round it, so the result equals the eager one
+bit for bit: a chain's value read by a reduction is the value the eager reduction reads from the
+chain's stored result (the kernel IR carries every intermediate in its eager dtype).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import FuseError
+from ..core.ops import op_named
+from .api import use_policy
+from .array import Array
+from .folding import fold_operand
+from .operands import storage_of
+
+__all__ = ["StagedFunction", "Staged", "run_staged"]
+
+_PY_SCALARS = (bool, int, float, complex)
+_FUSED_MAPS = ("sum", "prod", "max", "min", "any", "all", "mean")
+
+
+class StagedFunction(Exception):
+    """Raised by gp.fuse's tracer at a reduction: the function runs as stages (this module)."""
+
+
+class _Recorder:
+    """What gp ops called on Staged values reach (eager.call and reduce.reduce look for ``_tracer``)."""
+
+    def __init__(self, policy, fused_cls):
+        self.policy, self.fused_cls = policy, fused_cls
+        self.kernels = 0   # kernels launched (for tests and the docs' counts)
+
+    def record(self, op, args, policy=None, out=None):
+        if out is not None:
+            raise FuseError("gp.fuse: out= inside a fused function; pass out= to the fused function's call")
+        if (policy or self.policy) != self.policy:
+            raise FuseError(f"gp.fuse: a step asks for policy {policy!r} inside a function fused under {self.policy!r}")
+        return Staged(self, ("op", op_named(op).name, tuple(args)))
+
+    def record_reduction(self, op, x, kwargs, policy=None):
+        from .reduce import reduce
+        if (policy or self.policy) != self.policy:
+            raise FuseError(f"gp.fuse: a step asks for policy {policy!r} inside a function fused under {self.policy!r}")
+        if not isinstance(x, Staged):
+            return reduce(op, x, policy=self.policy, **kwargs)
+        if x._expr[0] == "leaf":
+            self.kernels += 1
+            return Staged(self, ("leaf", reduce(op, x._expr[1], policy=self.policy, **kwargs)))
+        leaves, fn = _evaluator(x)
+        if op in _FUSED_MAPS and kwargs.get("dtype") is None:
+            done = _fused_reduction(self, op, leaves, fn, kwargs)
+            if done is not None:
+                self.kernels += 1
+                return Staged(self, ("leaf", done))
+        value = self.fused_cls(fn, policy=self.policy)(*leaves)   # the chain, one kernel; then the reduction
+        self.kernels += 2
+        return Staged(self, ("leaf", reduce(op, value, policy=self.policy, **kwargs)))
+
+
+class Staged:
+    """A value inside a staged gp.fuse function: an argument, a reduction's result, or a recorded
+    elementwise chain over them."""
+
+    __slots__ = ("_tracer", "_expr")
+    __array_ufunc__ = None
+    __hash__ = None
+
+    def __init__(self, recorder, expr):
+        self._tracer, self._expr = recorder, expr
+
+    def _value(self):
+        return self._expr[1] if self._expr[0] == "leaf" else None
+
+    @property
+    def dtype(self):
+        v = self._value()
+        if v is None:
+            leaves, fn = _evaluator(self)
+            return self._tracer.fused_cls(fn, policy=self._tracer.policy).kernel(*leaves).out
+        return v.dtype
+
+    @property
+    def ndim(self):
+        v = self._value()
+        if v is not None:
+            return np.ndim(storage_of(v))
+        leaves, _ = _evaluator(self)
+        return max((np.ndim(storage_of(a)) for a in leaves), default=0)
+
+    def __bool__(self):
+        raise FuseError("gp.fuse: the truth value of a traced array is unknown while tracing; use gp.where")
+
+    def __neg__(self):
+        return self._tracer.record("negative", (self,))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._tracer.record("absolute", (self,))
+
+    def __invert__(self):
+        return self._tracer.record("invert", (self,))
+
+    def astype(self, dtype):
+        return self._tracer.record("astype", (self, dtype))
+
+
+def _operator(op, reflected=False):
+    def method(self, other):
+        if not (isinstance(other, (Staged, np.ndarray, np.generic, Array, *_PY_SCALARS))):
+            return NotImplemented
+        return self._tracer.record(op, (other, self) if reflected else (self, other))
+    return method
+
+
+for _d, _op in {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+                "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
+                "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift"}.items():
+    setattr(Staged, f"__{_d}__", _operator(_op))
+    setattr(Staged, f"__r{_d}__", _operator(_op, reflected=True))
+for _d, _op in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+                "ge": "greater_equal"}.items():
+    setattr(Staged, f"__{_d}__", _operator(_op))
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _evaluator(x: Staged):
+    """(leaves, fn): the arrays a recorded chain reads, in order of first use, and a function of
+    them that computes the chain with gp ops (what gp.fuse traces into one kernel)."""
+    leaves, index = [], {}
+
+    def collect(e):
+        if isinstance(e, Staged):
+            e = e._expr
+            if e[0] == "leaf":
+                key = id(e[1])
+                if key not in index:
+                    index[key] = len(leaves)
+                    leaves.append(e[1])
+                return ("arg", index[key])
+            return ("op", e[1], tuple(collect(a) for a in e[2]))
+        return ("const", e)
+
+    tree = collect(x)
+
+    def fn(*args):
+        from .functions import _OP_FUNCTIONS   # the public op functions (gp.add ...)
+        memo = {}
+
+        def ev(t):
+            if t[0] == "arg":
+                return args[t[1]]
+            if t[0] == "const":
+                return t[1]
+            key = id(t)
+            if key not in memo:
+                memo[key] = _OP_FUNCTIONS[t[1]](*[ev(a) for a in t[2]])
+            return memo[key]
+        return ev(tree)
+    return leaves, fn
+
+
+def _fused_reduction(recorder, op, leaves, fn, kwargs):
+    """The reduction of the chain ``fn(*leaves)`` as one kernel whose element term is the chain, or
+    None where the chain's trace has checks, runs eagerly, or is not a plain kernel."""
+    from ..kernel.reduce import fused
+    from .reduce import reduction_layout, reduction_plan, run_reduction
+    if any(not isinstance(storage_of(a), np.ndarray) for a in leaves):
+        return None
+    F = recorder.fused_cls(fn, policy=recorder.policy)
+    try:
+        trace = F._trace_for(recorder.policy, list(leaves))
+    except StagedFunction:
+        return None
+    if trace.eager is not None or trace.kernel is None or trace.kernel.checks:
+        return None
+    kargs = []
+    for s in trace.sources:
+        if s.folded_unused:
+            fold_operand(s.plan, s.i, s.operand, s.value(leaves))
+            continue
+        if s.arg is not None:
+            kargs.append(storage_of(leaves[s.arg]))
+        elif s.array is not None:
+            kargs.append(s.array)
+        else:
+            kargs.append(fold_operand(s.plan, s.i, s.operand, s.value(leaves)))
+    kernel = trace.kernel
+    shapes = [np.shape(kargs[k]) for k in kernel.arrays]
+    shape = np.broadcast_shapes(*shapes) if shapes else ()
+    plan = reduction_plan(op, kernel.out, len(shape), None, recorder.policy)
+    red = fused(kernel, plan, label=f"{op}_of_{kernel.label}")
+    layout = reduction_layout(shape, kwargs.get("axis"), kwargs.get("keepdims", False), op)
+    arrays = [layout.rows(np.broadcast_to(a, shape)) if not p.folded else a for a, p in zip(kargs, kernel.params)]
+    return run_reduction(op, red, plan, arrays, layout)
+
+
+def run_staged(fused, policy, args, out):
+    """``fused.fn(*args)`` as stages (the module docstring), under ``policy``, into ``out``."""
+    recorder = _Recorder(policy, type(fused))
+    staged = [Staged(recorder, ("leaf", a)) if not isinstance(a, _PY_SCALARS) else a for a in args]
+    with use_policy(policy):
+        result = fused.fn(*staged)
+    if isinstance(result, Staged) and result._expr[0] != "leaf":
+        leaves, fn = _evaluator(result)
+        recorder.kernels += 1
+        return type(fused)(fn, policy=policy)(*leaves, out=out)
+    value = result._expr[1] if isinstance(result, Staged) else result
+    if out is None:
+        return value
+    np.copyto(storage_of(out), storage_of(value), casting="same_kind")
+    return out
