@@ -222,6 +222,10 @@ GP_HD float m_floor(float a) { return floorf(a); }
 GP_HD double m_floor(double a) { return floor(a); }
 GP_HD float m_fabs(float a) { return fabsf(a); }
 GP_HD double m_fabs(double a) { return fabs(a); }
+GP_HD float m_trunc(float a) { return truncf(a); }                       // exact
+GP_HD double m_trunc(double a) { return trunc(a); }
+GP_HD float m_copysign(float a, float b) { return copysignf(a, b); }     // exact
+GP_HD double m_copysign(double a, double b) { return copysign(a, b); }
 // products that the device compiler must not contract into an FMA (NumPy does not)
 GP_HD float mul_rn(float a, float b) {
 #ifdef __CUDA_ARCH__
@@ -420,6 +424,22 @@ template <class T> GP_HD GP_IF_FLOAT(T) gp_floor_divide_xla(T a, T b) { return g
 template <class T> GP_HD GP_IF_INT(T) gp_remainder_xla(T a, T b) { return gp_remainder(a, b); }
 template <class T> GP_HD GP_IF_FLOAT(T) gp_remainder_xla(T a, T b) { return gp_remainder(a, b); }
 
+// torch.remainder and jnp.remainder on floats: a zero remainder keeps fmod's sign (the dividend's)
+template <class T> GP_HD GP_IF_FLOAT(T) gp_remainder_keepzero(T a, T b) {
+  T mod = gp_detail::m_fmod(a, b);
+  return (mod != T(0) && ((b < T(0)) != (mod < T(0)))) ? mod + b : mod;
+}
+// jnp.floor_divide on floats (engines/cpu/binary.py says how): -0.0 // 5 is +0.0
+template <class T> GP_HD GP_IF_FLOAT(T) gp_floor_divide_jaxf(T a, T b) {
+  T mod = gp_detail::m_fmod(a, b);
+  T div = (b == T(0) ? a : a - mod) / b;
+  T sign_b = b > T(0) ? T(1) : (b < T(0) ? T(-1) : b);
+  T sign_m = mod > T(0) ? T(1) : (mod < T(0) ? T(-1) : mod);
+  if (mod != T(0) && sign_b != sign_m) div = div - T(1);
+  T r = gp_detail::m_trunc(div);
+  return gp_detail::m_fabs(div - r) >= T(0.5) ? r + gp_detail::m_copysign(T(1), div) : r;
+}
+
 // ---- power -----------------------------------------------------------------------------------
 
 // Integers: exponentiation by squaring, wrapping modulo 2^bits. A negative exponent (NumPy
@@ -436,6 +456,20 @@ template <class T> GP_HD GP_IF_INT(T) gp_power(T a, T b) {
   W base = W(U(a)), result = 1;
   U e = U(b);
   while (e) {
+    if (e & 1u) result *= base;
+    base *= base;
+    e = U(e >> 1);
+  }
+  return T(U(result));
+}
+// jnp.power on integer arrays: six rounds over the exponent's low 6 bits, wrapping (2 ** -1 is 2 ** 63)
+template <class T> GP_HD GP_IF_INT(T) gp_power_xla(T a, T b) {
+  typedef gp_detail::int_traits<T> I;
+  typedef typename I::utype U;
+  typedef typename I::wtype W;
+  W base = W(U(a)), result = 1;
+  U e = U(U(b) & U(63));
+  for (int k = 0; k < 6; k++) {
     if (e & 1u) result *= base;
     base *= base;
     e = U(e >> 1);

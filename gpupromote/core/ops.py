@@ -239,6 +239,10 @@ _OVERRIDES = [
     ("copysign",       "b",     "in0"),                             # why: Paddle's bool copysign: |x| of a bool is x
     ("floor_divide",   "xla",   "gp_floor_divide_xla(in0, in1)"),   # why: XLA's x // 0 is -1 (signed) or ~0
     ("remainder",      "xla",   "gp_remainder_xla(in0, in1)"),
+    ("remainder",      "torch.f", "gp_remainder_keepzero(in0, in1)"),  # why: a zero remainder keeps the dividend's sign
+    ("remainder",      "jax.f", "gp_remainder_keepzero(in0, in1)"),
+    ("floor_divide",   "jax.f", "gp_floor_divide_jaxf(in0, in1)"),   # why: CPython's float_divmod: -0.0 // 5 is +0.0
+    ("power",          "xla",   "gp_power_xla(in0, in1)"),          # why: jnp.power of int arrays: y & 63, wrapping
     # the owned math functions (kernel/math): a narrow result rounded once from the wide value
     ("power",          "narrow", "gp_powerf_{r}(in0, in1)"),
     ("power",          "f",     "gp_powerf(in0, in1)"),

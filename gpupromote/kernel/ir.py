@@ -174,7 +174,10 @@ def op_node(plan, args) -> _Node:
     kind = op.value_kind(plan.compute)
     value_dtype = D.bool_ if kind == "b" else (D.dtype(_REAL_OF[plan.compute.name]) if kind != plan.compute.kind
                                               else plan.compute)
-    value = apply(op.name, args, plan.compute, value_dtype, op.expression(plan.compute, plan.result, plan.int_division,
+    # why: JAX's integer_pow (a Python int exponent, kept exact) is exponentiation proper; XLA's
+    # y & 63 rule (core/ops.py's "xla" power) is jnp.power's loop over an exponent array
+    division = "numpy" if getattr(plan, "exact_exponent", False) else plan.int_division
+    value = apply(op.name, args, plan.compute, value_dtype, op.expression(plan.compute, plan.result, division,
                                                                         plan.values))
     if ftz and plan.result.kind in "fc":
         value = _flush(value)   # the computed value, before it is rounded to the result

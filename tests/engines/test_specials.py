@@ -116,22 +116,10 @@ def _zero_part(x):
     return (v.real == 0) | (v.imag == 0)
 
 
-def _exact_multiple(a, b):
-    """b divides a exactly (the remainder is a zero, and its sign is the question)."""
-    with np.errstate(all="ignore"):
-        return (np.fmod(_f64(a), _f64(b)) == 0) | _zero(a)
-
-
 def _quotient_beyond_precision(a, b):
     """|a / b| too large for a - b * floor(a / b) to be exact, or a division by a subnormal."""
     with np.errstate(all="ignore"):
         return ~(np.abs(_f64(a) / _f64(b)) < 2.0 ** 24) | _subnormal(b)
-
-
-def _quotient_below_one(a, b):
-    """The floor quotient is a zero (its sign is the question)."""
-    with np.errstate(all="ignore"):
-        return (np.abs(_f64(a) / _f64(b)) < 1) | _zero(a)
 
 
 def _any(predicate):
@@ -163,8 +151,9 @@ KNOWN = {
                       "values agree within a few ulp (test_cpu_engine), special values are the library's"),
 
     ("torch", "remainder", tuple(FLOATS)):
-        (lambda a, b: _exact_multiple(a, b) | _quotient_beyond_precision(a, b),
-         "torch computes a - b * floor(a / b): the sign of a zero remainder, and quotients beyond the precision"),
+        (_quotient_beyond_precision,
+         "torch's vectorized loop computes a - b * floor(a / b): quotients beyond the precision (its tail and "
+         "gpupromote take fmod's remainder)"),
     ("torch", "fmod", ("bfloat16", "float32", "float64")):
         (lambda a, b: _subnormal(b) | (np.abs(_f64(a)) > 1e30) | _subnormal(a),
          "torch's vectorized fmod is a - b * trunc(a / b): the quotient overflows"),
@@ -182,8 +171,6 @@ KNOWN = {
     # their own precision, and has its own complex semantics: see cpu-engine.md, "JAX".
     ("jax", "*", tuple(FLOATS)): (_any(_subnormal), "XLA flushes subnormals, op by op"),
     ("jax", "*", tuple(COMPLEX)): (_everything, "XLA's complex arithmetic, order and cpow"),
-    ("jax", "floor_divide", tuple(FLOATS)): (_quotient_below_one, "XLA's sign of a zero floor quotient"),
-    ("jax", "remainder", tuple(FLOATS)): (_exact_multiple, "XLA's sign of a zero remainder"),
     ("jax", "maximum", tuple(FLOATS)): _ZERO_TIES,
     ("jax", "minimum", tuple(FLOATS)): _ZERO_TIES,
     ("jax", "fmax", tuple(FLOATS)): _ZERO_TIES,

@@ -21,7 +21,7 @@ __all__ = [
     "gp_maximum", "gp_minimum", "gp_fmax", "gp_fmin",
     "gp_left_shift", "gp_right_shift",
     "gp_copysign", "gp_nextafter",
-    "gp_floor_divide_xla", "gp_remainder_xla",
+    "gp_floor_divide_xla", "gp_remainder_xla", "gp_remainder_keepzero", "gp_floor_divide_jaxf", "gp_power_xla",
 ]
 
 
@@ -178,6 +178,55 @@ def gp_remainder_xla(t, kind):
     from y's. That is NumPy's result for every integer input, and floats are NumPy's too.
     Note: older JAX releases did not substitute the zero divisor and returned x for x % 0."""
     return _remainder_typer(t, kind)
+
+
+@_binary("gp_remainder_keepzero", (_FLOAT,))
+def gp_remainder_keepzero(t, kind):
+    """torch.remainder and jnp.remainder on floats: fmod, plus b where the remainder's sign differs
+    from b's; a zero remainder keeps fmod's sign, the dividend's (NumPy's takes the divisor's)."""
+    zero = _consts(t, 0)[0]
+
+    def impl(a, b):
+        mod = _frem(a, b)
+        return mod + b if (mod != zero) & ((b < zero) != (mod < zero)) else mod
+    return impl
+
+
+@_binary("gp_floor_divide_jaxf", (_FLOAT,))
+def gp_floor_divide_jaxf(t, kind):
+    """jnp.floor_divide on floats (CPython's float_divmod, as jax._src.numpy.ufuncs._float_divmod):
+    (a - fmod(a, b)) / b (a / b where b is 0), minus 1 where the remainder's sign differs from b's,
+    rounded half away from zero. Its zeros differ from NumPy's: -0.0 // 5 is +0.0."""
+    zero, one, half = _consts(t, 0, 1, 0.5)
+
+    def impl(a, b):
+        mod = _frem(a, b)
+        div = (a if b == zero else a - mod) / b
+        sign_b = one if b > zero else (-one if b < zero else b)
+        sign_m = one if mod > zero else (-one if mod < zero else mod)
+        if (mod != zero) & (sign_b != sign_m):
+            div = div - one
+        r = np.trunc(div)
+        return r + np.copysign(one, div) if np.abs(div - r) >= half else r
+    return impl
+
+
+@_binary("gp_power_xla", _INTS)
+def gp_power_xla(t, kind):
+    """jnp.power on integer arrays: binary exponentiation over the exponent's low 6 bits (six
+    rounds), wrapping: x ** y is x ** (y & 63), so 2 ** -1 is 2 ** 63 (INT64_MIN in int64)."""
+    one, mask = _consts(t, 1, 63)
+    same = as_dtype(t).type   # why: Numba widens int32 & int32 to int64
+
+    def impl(a, b):
+        r, base, e = one, a, same(b & mask)
+        for _ in range(6):
+            if (e & one) != 0:
+                r = _imul(r, base)
+            base = _imul(base, base)
+            e = _ishr(e, one)
+        return r
+    return impl
 
 
 @_binary("gp_fmod", _REAL)

@@ -20,8 +20,9 @@ Where they live: the narrow float conversions in ``_numba_narrow.py``, the ``gp_
 owned math functions in ``owned_math.py`` and the unary helpers in ``unary.py``. This module gathers the names generated
 kernels use, so that their ``import *`` has one place to look.
 """
-from .binary import (gp_copysign, gp_floor_divide, gp_floor_divide_xla, gp_fmax, gp_fmin, gp_fmod, gp_left_shift,
-                     gp_maximum, gp_minimum, gp_nextafter, gp_power, gp_remainder, gp_remainder_xla, gp_right_shift)
+from .binary import (gp_copysign, gp_floor_divide, gp_floor_divide_jaxf, gp_floor_divide_xla, gp_fmax, gp_fmin,
+                     gp_fmod, gp_left_shift, gp_maximum, gp_minimum, gp_nextafter, gp_power, gp_power_xla, gp_remainder,
+                     gp_remainder_keepzero, gp_remainder_xla, gp_right_shift)
 from .narrow import HARDWARE_HALF  # noqa: F401 - re-exported: whether float16 converts with F16C here
 from .narrow import (bf16_to_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_to_bf16, f32_to_e4m3, f32_to_e5m2,
                             f32_to_f16, f64_to_bf16, f64_to_e4m3, f64_to_e5m2, f64_to_f16)
@@ -35,5 +36,5 @@ __all__ = [
     "gp_maximum", "gp_minimum", "gp_fmax", "gp_fmin",
     "gp_left_shift", "gp_right_shift",
     "gp_copysign", "gp_nextafter",
-    "gp_floor_divide_xla", "gp_remainder_xla",
+    "gp_floor_divide_xla", "gp_remainder_xla", "gp_remainder_keepzero", "gp_floor_divide_jaxf", "gp_power_xla",
 ]
