@@ -162,7 +162,7 @@ def _evaluator(x: Staged):
     tree = collect(x)
 
     def fn(*args):
-        from .functions import _OP_FUNCTIONS   # the public op functions (gp.add ...)
+        from .opfunctions import OP_FUNCTIONS as ops   # the public op functions (gp.add ...)
         memo = {}
 
         def ev(t):
@@ -172,7 +172,7 @@ def _evaluator(x: Staged):
                 return t[1]
             key = id(t)
             if key not in memo:
-                memo[key] = _OP_FUNCTIONS[t[1]](*[ev(a) for a in t[2]])
+                memo[key] = ops[t[1]](*[ev(a) for a in t[2]])
             return memo[key]
         return ev(tree)
     return leaves, fn
