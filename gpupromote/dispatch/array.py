@@ -96,10 +96,6 @@ class Array:
     def __dlpack_device__(self):
         return self._storage.__dlpack_device__()
 
-    def astype(self, dtype, *, policy=None) -> "Array":
-        from .opfunctions import OP_FUNCTIONS   # why: opfunctions imports this module
-        return OP_FUNCTIONS["astype"](self, dtype, policy=policy)
-
     def __getitem__(self, index):
         return Array(self._storage[index], self._gp_dtype, self._device)
 

@@ -85,3 +85,4 @@ for _dunder, _op in COMPARISON_OPERATORS.items():
 for _dunder, _op in UNARY_OPERATORS.items():
     setattr(Array, f"__{_dunder}__", _unary(_op))
 Array.__pos__ = lambda self: self
+Array.astype = lambda self, dtype, *, policy=None: OP_FUNCTIONS["astype"](self, dtype, policy=policy)   # gp.astype
