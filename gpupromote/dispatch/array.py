@@ -28,7 +28,7 @@ class Array:
     """An array with a logical gpupromote dtype on a device ("cpu" or "cuda:N")."""
 
     __slots__ = ("_storage", "_gp_dtype", "_device")
-    __array_ufunc__ = None     # numpy defers binary operators to ours (np_array + gp_array)
+    __array_ufunc__ = None     # NumPy's protocols are attached by dispatch/operators.py (np.exp(x) is gp.exp(x))
     __hash__ = None
 
     def __init__(self, storage, dtype=None, device=None):

@@ -9,6 +9,16 @@ with canCast; TensorFlow's assign_add and the Array API keep self's dtype or ref
 casts self to the result dtype first, so self takes the result's dtype; JAX arrays are
 immutable, so ``x += y`` binds x to a new Array (x + y), leaving other references alone.
 
+NumPy's protocols are attached here too, to Array and to gp.fuse's traced arrays:
+``__array_ufunc__`` runs a NumPy ufunc called on them (``np.exp(x)``, ``np.add(x, 1)``,
+``np.add(np_array, x)``, ``np_array += x``) as the gp op of the ufunc's name, under the current
+policy, with its out= / dtype= / casting= / where=; a ufunc gp has no op for, another method
+(reduce, accumulate, outer, at) or another keyword returns NotImplemented, so NumPy raises its own
+TypeError. NumPy's operators on (ndarray, Array) reach the same gp op through the ufunc as the
+reflected operator does. ``__array_function__`` runs np.clip and np.where (three arguments) as
+gp.clip and gp.where; every other NumPy function runs NumPy's own implementation, as before
+(the Array is read through ``__array__``).
+
 Note: the operators are attached to Array here, at import (gpupromote/__init__ imports this
 module), because they dispatch and the dispatcher makes Arrays: neither dispatch/array.py nor
 dispatch/eager.py imports the other.
@@ -21,10 +31,11 @@ from . import foreign as interop
 from .api import CURRENT_POLICY
 from .array import Array
 from .opfunctions import OP_FUNCTIONS, call
+from .traced import Traced
 from ..core.kinds import StoreRule
 from ..promotion.policies import get_policy
 
-__all__ = ["BINARY_OPERATORS", "COMPARISON_OPERATORS", "UNARY_OPERATORS"]
+__all__ = ["BINARY_OPERATORS", "COMPARISON_OPERATORS", "UNARY_OPERATORS", "UFUNCS"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -86,3 +97,49 @@ for _dunder, _op in UNARY_OPERATORS.items():
     setattr(Array, f"__{_dunder}__", _unary(_op))
 Array.__pos__ = lambda self: self
 Array.astype = lambda self, dtype, *, policy=None: OP_FUNCTIONS["astype"](self, dtype, policy=policy)   # gp.astype
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy's protocols
+
+# NumPy's ufuncs (np.add, np.divide, np.conjugate, np.absolute, the clip ufunc np.clip runs ...) ->
+# the gp op function of the ufunc's name or alias. By identity: another library's ufunc of the
+# same name (scipy.special's) is not taken for NumPy's.
+UFUNCS = {u: OP_FUNCTIONS[u.__name__] for u in (*vars(np).values(), *vars(np._core.umath).values())
+          if isinstance(u, np.ufunc) and u.__name__ in OP_FUNCTIONS}
+_UFUNC_KEYWORDS = frozenset({"out", "dtype", "casting", "where"})
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    fn = UFUNCS.get(ufunc)
+    if fn is None or method != "__call__" or not kwargs.keys() <= _UFUNC_KEYWORDS:
+        return NotImplemented   # NumPy raises its TypeError naming the ufunc and the types
+    out = kwargs.pop("out", None)
+    if out is not None:   # NumPy passes out= as a tuple, one entry per output
+        if len(out) != 1:
+            return NotImplemented
+        out = out[0]
+    if ufunc.nin != len(inputs):
+        return NotImplemented
+    return fn(*inputs, out=out, **kwargs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    if func is np.where and len(args) == 3 and not kwargs:
+        return OP_FUNCTIONS["where"](*args)
+    if func is np.clip:
+        kwargs = dict(kwargs)
+        x, *bounds = args
+        names = (("a_min", "min"), ("a_max", "max"))
+        for i, (old, new) in enumerate(names[len(bounds):], start=len(bounds)):
+            bounds.append(kwargs.pop(old, kwargs.pop(new, None)))
+        lo, hi = (None if b is np._NoValue else b for b in bounds[:2])
+        return OP_FUNCTIONS["clip"](x, lo, hi, **kwargs)
+    if not all(issubclass(t, (Array, Traced, np.ndarray)) for t in types):
+        return NotImplemented   # another library's array: its own __array_function__ decides
+    return func._implementation(*args, **kwargs)   # NumPy's own, reading the Array through __array__
+
+
+Array.__array_ufunc__ = _array_ufunc
+Array.__array_function__ = _array_function
+Traced.__array_ufunc__ = _array_ufunc

@@ -19,6 +19,7 @@ from .api import CURRENT_POLICY, cached_plan, clip_form
 from ..engines import get_backend
 from ..engines.cpu import threads as cpu_threads
 from .checks import needs_checks
+from . import conventions
 from .eager import call as _eager_call
 from .folding import converter, fold_target
 from ..promotion.limits import INT_RANGES
@@ -177,6 +178,15 @@ def _remember(cache, key, runner):
     cache[key] = runner
 
 
+_KEYWORDS_DOC = (
+    "\n\nNumPy's ufunc keywords, under every policy (they are the caller's explicit conversions, not "
+    "promotion; dispatch/conventions.py, docs/functions.md): dtype= converts the operands to that dtype first "
+    "(under `casting`) where the op has no form giving it from them as they are, then the op is resolved as "
+    "usual; casting= ('no', 'equiv', 'safe', 'same_kind', 'unsafe') bounds those conversions and the store into "
+    "out= (in place of the policy's out= rule); where= (a boolean mask, broadcast) stores the result only where "
+    "it is True: out's other elements are kept, and without out= they are zero. out= may be a 1-tuple.")
+
+
 def make_op(name: str):
     """The public function for op ``name`` (an OPS name; aliases get the same function)."""
     op = OPS.get(name) or UNARY_OPS[name]
@@ -186,12 +196,17 @@ def make_op(name: str):
     current = CURRENT_POLICY.get
 
     if op.arity == 1:
-        def fn(x, /, *, policy=None, out=None):
+        def fn(x, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+            if dtype is not None or casting is not None or where is not True or type(out) is tuple:
+                return conventions.call(name, (x,), policy, out, dtype, casting, where)
             return call(name, (x,), policy, out)
-        fn.__doc__ = (f"{name}(x, *, policy=None, out=None): elementwise `{op.expr}`, of the dtype `policy` gives "
-                      f"it (gp.result_type(x, op={name!r}); default: the current policy).")
+        fn.__doc__ = (f"{name}(x, *, policy=None, out=None, dtype=None, casting=None, where=True): elementwise "
+                      f"`{op.expr}`, of the dtype `policy` gives it (gp.result_type(x, op={name!r}); default: the "
+                      f"current policy).{_KEYWORDS_DOC}")
     elif op.arity == 2:
-        def fn(a, b, /, *, policy=None, out=None):
+        def fn(a, b, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+            if dtype is not None or casting is not None or where is not True or type(out) is tuple:
+                return conventions.call(name, (a, b), policy, out, dtype, casting, where)
             if out is None:
                 # _fast_key, inlined: this line is most of the per-call overhead
                 key = (policy or current(), a.dtype if type(a) is _ndarray else type(a),
@@ -206,10 +221,13 @@ def make_op(name: str):
                     if res is not None:
                         return res
             return call(name, (a, b), policy, out)
-        fn.__doc__ = (f"{name}(a, b, *, policy=None, out=None): elementwise `{op.expr}` with the dtype "
-                      f"promotion of `policy` (default: the current policy, see gp.use_policy).")
+        fn.__doc__ = (f"{name}(a, b, *, policy=None, out=None, dtype=None, casting=None, where=True): elementwise "
+                      f"`{op.expr}` with the dtype promotion of `policy` (default: the current policy, see "
+                      f"gp.use_policy).{_KEYWORDS_DOC}")
     else:
-        def fn(cond, a, b, /, *, policy=None, out=None):
+        def fn(cond, a, b, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+            if dtype is not None or casting is not None or where is not True or type(out) is tuple:
+                return conventions.call(name, (cond, a, b), policy, out, dtype, casting, where)
             if out is None:
                 key = (policy or current(), _fast_key(cond), _fast_key(a), _fast_key(b))
                 runner = get(key, _MISS)
@@ -222,8 +240,9 @@ def make_op(name: str):
                     if res is not None:
                         return res
             return call(name, (cond, a, b), policy, out)
-        fn.__doc__ = (f"{name}(cond, a, b, *, policy=None, out=None): `a` where `cond` else `b`, with the "
-                      f"dtype promotion of `policy` (default: the current policy).")
+        fn.__doc__ = (f"{name}(cond, a, b, *, policy=None, out=None, dtype=None, casting=None, where=True): `a` "
+                      f"where `cond` else `b`, with the dtype promotion of `policy` (default: the current policy). "
+                      f"dtype= converts a and b, never cond.{_KEYWORDS_DOC}")
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "gpupromote"
     fn._fast_cache = cache
@@ -397,24 +416,32 @@ def _one_sided_clip(name):
 def _make_clip():
     one_sided = {"_clip_min": _one_sided_clip("_clip_min"), "_clip_max": _one_sided_clip("_clip_max")}
 
-    def clip(x, lo=None, hi=None, /, *, policy=None, out=None):
+    def clip(x, lo=None, hi=None, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+        if dtype is not None or casting is not None or where is not True or type(out) is tuple:
+            return conventions.call("clip", (x, lo, hi), policy, out, dtype, casting, where)
         op, args = clip_form("clip", (x, lo, hi))
         if op in one_sided:   # a bound left out: the two-operand op, compiled too
             return one_sided[op](*args, policy=policy, out=out)
         return call(op, args, policy, out)
-    clip.__doc__ = ("clip(x, lo=None, hi=None, *, policy=None, out=None): x limited to [lo, hi] elementwise "
-                    "(np.clip, torch.clamp, jnp.clip, tf.clip_by_value); x and the bounds promote together as "
-                    "`policy` promotes them (gp.result_type(x, lo, hi, op='clip')). A bound may be None.")
+    clip.__doc__ = ("clip(x, lo=None, hi=None, *, policy=None, out=None, dtype=None, casting=None, where=True): x "
+                    "limited to [lo, hi] elementwise (np.clip, torch.clamp, jnp.clip, tf.clip_by_value); x and the "
+                    "bounds promote together as `policy` promotes them (gp.result_type(x, lo, hi, op='clip')). A "
+                    "bound may be None." + _KEYWORDS_DOC)
     clip.__module__ = "gpupromote"
     return _compiled_op("clip", 3, clip)   # (with a bound left out, the compiled side hands the call to clip)
 
 
 def _make_astype():
-    def astype(x, dtype, /, *, policy=None, out=None):
-        return call("astype", (x, D.dtype(dtype)), policy, out)
-    astype.__doc__ = ("astype(x, dtype, *, policy=None, out=None): x converted to dtype as NumPy's astype converts "
-                      "(on x86-64: NaN and out-of-range floats to integers included), on either engine and inside "
-                      "gp.fuse. No promotion: the result is dtype under every policy that has it.")
+    def astype(x, dtype, /, *, policy=None, out=None, casting="unsafe"):
+        dtype = conventions.dtype_of(dtype)
+        if casting != "unsafe":
+            conventions.check_astype_casting(x, dtype, casting)
+        return call("astype", (x, dtype), policy, out)
+    astype.__doc__ = ("astype(x, dtype, *, policy=None, out=None, casting='unsafe'): x converted to dtype as NumPy's "
+                      "astype converts (on x86-64: NaN and out-of-range floats to integers included), on either "
+                      "engine and inside gp.fuse. No promotion: the result is dtype under every policy that has it. "
+                      "casting= ('no', 'equiv', 'safe', 'same_kind'; default 'unsafe', as NumPy's astype) refuses a "
+                      "conversion the rule does not allow, with a TypeError.")
     astype.__module__ = "gpupromote"
     return astype
 
@@ -424,5 +451,6 @@ OP_FUNCTIONS["clip"] = _make_clip()
 OP_FUNCTIONS["astype"] = _make_astype()
 # (the reductions' names resolve dtypes only, until they have kernels: no function for them yet)
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items() if target in OP_FUNCTIONS})
+conventions.bind(OP_FUNCTIONS)   # the keyword path (dtype=, casting=, where=) calls the op functions
 
 

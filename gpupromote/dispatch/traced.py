@@ -21,7 +21,7 @@ class Traced:
     """An array inside gp.fuse's trace: a dtype, a rank and the IR value that computes it."""
 
     __slots__ = ("_tracer", "_dtype", "_ndim", "_node", "_arg", "_label", "__weakref__")
-    __array_ufunc__ = None     # numpy defers its operators to ours: np_array + traced
+    __array_ufunc__ = None     # attached by dispatch/operators.py: np.exp(traced) records gp's exp
     __hash__ = None
 
     def __init__(self, tracer, dtype, ndim, node=None, arg=None, label="?"):
