@@ -35,7 +35,7 @@ from .source import (NARROW_HELPERS as _NARROW, apply_text as _apply, cast_text 
 
 __all__ = ["reduce_source", "reduction_for", "run"]
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 
@@ -48,11 +48,11 @@ def _lower_lines(kernel, param, indent):
     return names, [f"{indent}{name} = {value}" for name, _, value in steps], direct
 
 
-def _elem_lines(red: Reduction) -> list[str]:
+def _elem_lines(red: Reduction, rowwise=frozenset()) -> list[str]:
     def param(p):
         if p.folded:
             return f"s{p.index}"
-        e = f"x{p.index}[m, k]"
+        e = f"x{p.index}[m]" if p.index in rowwise else f"x{p.index}[m, k]"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
     names, lines, direct = _lower_lines(red.map, param, "    ")
     value = names[red.map.value] if direct is None else _cast(names[direct], direct.dtype, red.map.out)
@@ -108,14 +108,17 @@ def _comb_lines(red: Reduction) -> list[str]:
     return ["def comb(a, b):", f"    return {_np(red.acc) if red.acc.kind != 'b' else 'bool'}({expr})"]
 
 
-def reduce_source(red: Reduction) -> str:
-    """The generated Python/Numba source of a Reduction."""
+def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
+    """The generated Python/Numba source of a Reduction. ``rowwise``: the operands passed as one
+    value per row (1-d (rows,) arrays: constant along the reduced axes, a broadcast mean or max),
+    so that every array the inner loop reads is contiguous or row-constant and LLVM vectorizes it."""
     args = _args(red)
     acc_np = "np.bool_" if red.acc.kind == "b" else _np(red.acc)
     listing = "\n".join(f"    {line}" for line in red.text.splitlines())
     lines = [
         f'"""gpupromote CPU reduction kernel (generator v{GENERATOR_VERSION}) of the IR:',
         listing,
+        f"operands read once per row: {sorted(rowwise)}",
         'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
         "import numpy as np",
         "from gpupromote.engines.cpu.cache import cached_njit",
@@ -127,7 +130,7 @@ def reduce_source(red: Reduction) -> str:
         "",
         "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
         f"LEAF, LANES, CHUNK, STACK = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}",
-        "", "", "@_jit", *_elem_lines(red), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
+        "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]
     if red.combine in ("argmax", "argmin"):
         lines += _arg_lines(red, args)
@@ -156,10 +159,16 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
         # registers), then the binary counter's push
         lanes = [f"r{j}" for j in range(LANES)]
         lines = []
-        leaf_value = [f"        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}",
-                      "        if k0 + LEAF <= K:", f"            for t in range(LEAF // {LANES}):",
-                      f"                k = k0 + {LANES} * t"]
-        leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
+        # a full leaf: its terms first, into buf (a plain loop LLVM vectorizes: narrow loads, the
+        # map's math), then the eight lanes over buf
+        leaf_value = [f"        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}", "        if k0 + LEAF <= K:"]
+        if red.map.steps():
+            leaf_value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)",
+                           f"            for t in range(LEAF // {LANES}):", f"                k = {LANES} * t"]
+            leaf_value += [f"                r{j} = comb(r{j}, buf[k + {j}])" for j in range(LANES)]
+        else:   # the term is the element itself: read it in the lanes' loop
+            leaf_value += [f"            for t in range(LEAF // {LANES}):", f"                k = k0 + {LANES} * t"]
+            leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
         leaf_value += ["        else:", "            for k in range(k0, K):", f"                j = (k - k0) & {LANES - 1}",
                        f"                e = elem({args}, m, k)"]
         for j in range(LANES):
@@ -173,20 +182,22 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
     lines += ["", "", "@_jit", "def tree_end(stack, top):",
               "    while top > 1:", "        top -= 1", "        stack[top - 1] = comb(stack[top - 1], stack[top])",
               "    return stack[0]",
-              "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack):",
+              "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack, buf):",
               "    top = 0",
               "    for l in range(l0, l1):", *leaf_value, *push,
               "    return tree_end(stack, top)",
               "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
               f"    stack = np.empty(STACK, {acc_np})",
+              f"    buf = np.empty(LEAF, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
               "    for m in range(m0, m1):",
-              f"        out[m] = fin(node({args}, m, K, 0, nl, stack) if nl else {ident if ident else 'stack[0]'}, div)",
+              f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf) if nl else {ident if ident else 'stack[0]'}, div)",
               "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
               f"    stack = np.empty(STACK, {acc_np})",
+              f"    buf = np.empty(LEAF, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
               "    for c in range(c0, c1):",
-              f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack)",
+              f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf)",
               "", "", "@_jit", "def merge(part, out, m, div):",
               f"    stack = np.empty(STACK, {acc_np})",
               "    top = 0",
@@ -211,9 +222,9 @@ def _arg_lines(red: Reduction, args: str) -> list[str]:
 # Compiling and running
 
 class _Compiled:
-    def __init__(self, red: Reduction):
+    def __init__(self, red: Reduction, rowwise=frozenset()):
         self.red = red
-        self.source = reduce_source(red)
+        self.source = reduce_source(red, rowwise)
         self.module = _load_module(self.source)
         self.views = [None if p.folded else storage_view(p.dtype) for p in red.params]
         self.out_view = storage_view(red.out)
@@ -224,20 +235,25 @@ _compiled: dict = {}
 _lock = threading.Lock()
 
 
-def reduction_for(red: Reduction) -> _Compiled:
-    c = _compiled.get(red)
+def reduction_for(red: Reduction, rowwise=frozenset()) -> _Compiled:
+    key = (red, rowwise)
+    c = _compiled.get(key)
     if c is None:
         with _lock:
-            c = _compiled.get(red)
+            c = _compiled.get(key)
             if c is None:
-                c = _compiled[red] = _Compiled(red)
+                c = _compiled[key] = _Compiled(red, rowwise)
     return c
 
 
 def run(red: Reduction, args, out, K: int, div: float = 0.0):
     """Evaluate ``red`` over ``args`` (2-d (rows, K) views, or folded scalars) into ``out``: 1-d
     (rows,) for a reduction, 2-d (rows, K) for a scan."""
-    c = reduction_for(red)
+    rowwise = frozenset(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[1] > 1
+                        and a.strides[1] == 0 and not red.scan)
+    if rowwise:
+        args = [a[:, 0] if i in rowwise else a for i, a in enumerate(args)]
+    c = reduction_for(red, rowwise)
     args = [a if v is None or not isinstance(a, np.ndarray) else a.view(v) for a, v in zip(args, c.views)]
     o = out if c.out_view is None else out.view(c.out_view)
     M = o.shape[0]

@@ -1,0 +1,161 @@
+"""Reductions (issue 24) against NumPy and torch on the CPU, same data, same run, one thread
+(pytest-benchmark).
+
+Rows:
+  * ``reduce sum N=1e7 <dtype>``: gp.sum against np.sum (pairwise; float16 sums in float per
+    block, bfloat16 through ml_dtypes' add loop) and torch.sum (one intra-op thread), float32,
+    float16 and bfloat16; the float32 row also says its GB/s (report.py's bandwidth table).
+  * ``reduce fused sum(x*y) N=1e7 float32``: gp.fuse(lambda x, y: gp.sum(x * y)), one reduction
+    kernel reading x and y once, against np.sum(x * y) and torch.sum(x * y).
+  * ``softmax rows 4096x1024 float32``: softmax over the last axis written with gp functions inside
+    gp.fuse (three kernels), against the same in eager NumPy and torch.softmax(x, dim=-1).
+
+Goals (issue 24): gp.sum float32 >= 0.9x np.sum and >= 85% of the run's reference bandwidth;
+float16 and bfloat16 sums >= 5x NumPy; fused sum(x*y) >= 1.5x NumPy; fused softmax >= 2x NumPy
+eager. Every gpupromote result is checked first: deterministic sums are within NumPy's accuracy,
+the fused ones equal gpupromote's eager calls bit for bit.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import math  # noqa: E402
+
+import ml_dtypes  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import gpupromote as gp  # noqa: E402
+
+gp.set_num_threads(1)
+
+N = 10**7
+_rng = np.random.default_rng(24)
+_BASE = _rng.standard_normal(N).astype(np.float32)
+_Y = _rng.standard_normal(N).astype(np.float32)
+DATA = {"float32": _BASE, "float16": _BASE.astype(np.float16), "bfloat16": _BASE.astype(ml_dtypes.bfloat16)}
+ROWS = _rng.standard_normal((4096, 1024)).astype(np.float32)
+_ROUNDS = dict(rounds=7, warmup_rounds=1)
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    return torch
+
+
+def _as_torch(torch, x):
+    if x.dtype == ml_dtypes.bfloat16:
+        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(x)
+
+
+# --- sums -----------------------------------------------------------------------------------------
+
+def _sum_group(dtype):
+    return f"reduce sum N=1e7 {dtype}"
+
+
+@pytest.mark.parametrize("dtype", list(DATA))
+def test_gpupromote_sum(benchmark, dtype):
+    x = DATA[dtype]
+    got = gp.sum(x, policy="torch")   # accumulates in float32, returns the dtype
+    exact = math.fsum(x.astype(np.float64).tolist()) if dtype == "float32" else None
+    if exact is not None:
+        assert abs(float(got) - exact) <= 1e-6 * abs(exact)
+    benchmark.group = _sum_group(dtype)
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.extra_info["bytes"] = x.nbytes
+    benchmark.pedantic(lambda: gp.sum(x, policy="torch"), **_ROUNDS)
+
+
+@pytest.mark.parametrize("dtype", list(DATA))
+def test_numpy_sum(benchmark, dtype):
+    x = DATA[dtype]
+    benchmark.group = _sum_group(dtype)
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.extra_info["bytes"] = x.nbytes
+    benchmark.pedantic(np.sum, (x,), **_ROUNDS)
+
+
+@pytest.mark.parametrize("dtype", list(DATA))
+def test_torch_sum(benchmark, dtype):
+    torch = _torch()
+    t = _as_torch(torch, DATA[dtype])
+    benchmark.group = _sum_group(dtype)
+    benchmark.extra_info["impl"] = "torch"
+    benchmark.pedantic(torch.sum, (t,), **_ROUNDS)
+
+
+# --- fused sum(x * y) -----------------------------------------------------------------------------
+
+_DOT = "reduce fused sum(x*y) N=1e7 float32"
+dot = gp.fuse(lambda x, y: gp.sum(x * y))
+
+
+def test_gpupromote_fused_dot(benchmark):
+    x, y = DATA["float32"], _Y
+    assert np.asarray(dot(x, y)).tobytes() == np.asarray(gp.sum(gp.multiply(x, y))).tobytes()
+    benchmark.group = _DOT
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(dot, (x, y), **_ROUNDS)
+
+
+def test_numpy_dot(benchmark):
+    x, y = DATA["float32"], _Y
+    benchmark.group = _DOT
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(lambda: np.sum(x * y), **_ROUNDS)
+
+
+def test_torch_dot(benchmark):
+    torch = _torch()
+    x, y = torch.from_numpy(DATA["float32"]), torch.from_numpy(_Y)
+    benchmark.group = _DOT
+    benchmark.extra_info["impl"] = "torch"
+    benchmark.pedantic(lambda: torch.sum(x * y), **_ROUNDS)
+
+
+# --- softmax over rows ----------------------------------------------------------------------------
+
+_SOFTMAX = "softmax rows 4096x1024 float32"
+
+
+def _softmax(x):
+    m = gp.max(x, axis=-1, keepdims=True)
+    e = gp.exp(x - m)
+    return e / gp.sum(e, axis=-1, keepdims=True)
+
+
+softmax = gp.fuse(_softmax)
+
+
+def _softmax_numpy(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def test_gpupromote_softmax_fused(benchmark):
+    fused = softmax(ROWS)
+    eager = _softmax(gp.asarray(ROWS)).numpy()
+    assert fused.tobytes() == eager.tobytes()
+    np.testing.assert_allclose(fused, _softmax_numpy(ROWS), rtol=1e-5, atol=1e-7)
+    benchmark.group = _SOFTMAX
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(softmax, (ROWS,), **_ROUNDS)
+
+
+def test_numpy_softmax(benchmark):
+    benchmark.group = _SOFTMAX
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(_softmax_numpy, (ROWS,), **_ROUNDS)
+
+
+def test_torch_softmax(benchmark):
+    torch = _torch()
+    t = torch.from_numpy(ROWS)
+    benchmark.group = _SOFTMAX
+    benchmark.extra_info["impl"] = "torch"
+    benchmark.pedantic(lambda: torch.softmax(t, dim=-1), **_ROUNDS)
