@@ -96,7 +96,8 @@ for _dunder, _op in COMPARISON_OPERATORS.items():
 for _dunder, _op in UNARY_OPERATORS.items():
     setattr(Array, f"__{_dunder}__", _unary(_op))
 Array.__pos__ = lambda self: self
-Array.astype = lambda self, dtype, *, policy=None: OP_FUNCTIONS["astype"](self, dtype, policy=policy)   # gp.astype
+Array.astype = lambda self, dtype, *, policy=None, casting="unsafe": OP_FUNCTIONS["astype"](
+    self, dtype, policy=policy, casting=casting)   # gp.astype
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,3 +144,4 @@ def _array_function(self, func, types, args, kwargs):
 Array.__array_ufunc__ = _array_ufunc
 Array.__array_function__ = _array_function
 Traced.__array_ufunc__ = _array_ufunc
+Traced.__array_function__ = _array_function

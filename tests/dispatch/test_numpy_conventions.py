@@ -303,6 +303,27 @@ def test_numpy_ufuncs_inside_gp_fuse():
     np.testing.assert_allclose(f(a), gp.exp(a) + gp.add(a, 1, dtype="float64"), rtol=1e-6)
     g = gp.fuse(lambda x: np.multiply(x, 2, where=x > 2))
     assert g(a).tolist() == [0, 0, 0, 6, 8]
+    h = gp.fuse(lambda x: np.where(x > 2, x, 0) + np.clip(x, 1, 3))
+    assert h(a).tolist() == [1, 1, 2, 6, 7]
+
+
+def test_array_astype_takes_casting():
+    x = gp.asarray(np.arange(3, dtype=np.float32))
+    assert x.astype("int32").dtype == gp.int32
+    with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
+        x.astype("int32", casting="same_kind")
+
+
+def test_keywords_on_dask_and_torch_operands():
+    da = pytest.importorskip("dask.array")
+    d = da.from_array(np.arange(6, dtype=np.int32), chunks=3)
+    assert gp.add(d, d, dtype="float64").compute().tolist() == [0, 2, 4, 6, 8, 10]
+    assert gp.add(d, 1, where=d > 2).compute().tolist() == [0, 0, 0, 4, 5, 6]
+    torch = pytest.importorskip("torch")
+    t = torch.arange(4, dtype=torch.int32)
+    assert gp.add(t, t, dtype="float64").dtype == torch.float64
+    o = torch.full((4,), -1, dtype=torch.int32)
+    assert gp.add(t, t, where=t > 1, out=o) is o and o.tolist() == [-1, -1, 4, 6]
 
 
 # --- the compiled dispatcher still serves plain calls ------------------------------------------
