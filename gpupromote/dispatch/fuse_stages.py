@@ -192,6 +192,19 @@ def _fused_reduction(recorder, op, leaves, fn, kwargs):
         return None
     if trace.eager is not None or trace.kernel is None or trace.kernel.checks:
         return None
+    kargs = _kernel_args(trace, leaves)
+    kernel = trace.kernel
+    shapes = [np.shape(kargs[k]) for k in kernel.arrays]
+    shape = np.broadcast_shapes(*shapes) if shapes else ()
+    plan = reduction_plan(op, kernel.out, len(shape), None, recorder.policy)
+    red = fused(kernel, plan, label=f"{op}_of_{kernel.label}")
+    layout = reduction_layout(shape, kwargs.get("axis"), kwargs.get("keepdims", False), op)
+    arrays = [layout.rows(np.broadcast_to(a, shape)) if not p.folded else a for a, p in zip(kargs, kernel.params)]
+    return run_reduction(op, red, plan, arrays, layout)
+
+
+def _kernel_args(trace, leaves):
+    """The kernel's arguments for a call on ``leaves``, as gp.fuse's own run builds them."""
     kargs = []
     for s in trace.sources:
         if s.folded_unused:
@@ -203,14 +216,34 @@ def _fused_reduction(recorder, op, leaves, fn, kwargs):
             kargs.append(s.array)
         else:
             kargs.append(fold_operand(s.plan, s.i, s.operand, s.value(leaves)))
+    return kargs
+
+
+def _rows_map(recorder, fn, leaves):
+    """The final chain over rows of its last axis (engines/cpu/reduce.run_map: broadcast operands
+    read once per row or column), or None where gp.fuse's own call must run it (checks, an eager
+    trace, device or 0-d operands)."""
+    from ..engines.cpu.reduce import run_map
+    if any(type(storage_of(a)) is not np.ndarray for a in leaves):
+        return None
+    F = recorder.fused_cls(fn, policy=recorder.policy)
+    try:
+        trace = F._trace_for(recorder.policy, list(leaves))
+    except StagedFunction:
+        return None
     kernel = trace.kernel
+    if trace.eager is not None or kernel is None or kernel.checks or kernel.out.numpy is None:
+        return None
+    kargs = _kernel_args(trace, leaves)
     shapes = [np.shape(kargs[k]) for k in kernel.arrays]
     shape = np.broadcast_shapes(*shapes) if shapes else ()
-    plan = reduction_plan(op, kernel.out, len(shape), None, recorder.policy)
-    red = fused(kernel, plan, label=f"{op}_of_{kernel.label}")
-    layout = reduction_layout(shape, kwargs.get("axis"), kwargs.get("keepdims", False), op)
-    arrays = [layout.rows(np.broadcast_to(a, shape)) if not p.folded else a for a, p in zip(kargs, kernel.params)]
-    return run_reduction(op, red, plan, arrays, layout)
+    if len(shape) < 1 or 0 in shape or any(type(a) is not np.ndarray for a in (kargs[k] for k in kernel.arrays)):
+        return None
+    M, K = int(np.prod(shape[:-1])), shape[-1]
+    arrays = [a if p.folded else np.broadcast_to(a, shape).reshape(M, K) for a, p in zip(kargs, kernel.params)]
+    result = np.empty(shape, kernel.out.numpy)
+    run_map(kernel, arrays, result.reshape(M, K))
+    return result
 
 
 def run_staged(fused, policy, args, out):
@@ -222,6 +255,10 @@ def run_staged(fused, policy, args, out):
     if isinstance(result, Staged) and result._expr[0] != "leaf":
         leaves, fn = _evaluator(result)
         recorder.kernels += 1
+        if out is None and not any(isinstance(a, Array) for a in args):
+            done = _rows_map(recorder, fn, leaves)
+            if done is not None:
+                return done
         return type(fused)(fn, policy=policy)(*leaves, out=out)
     value = result._expr[1] if isinstance(result, Staged) else result
     if out is None:

@@ -193,3 +193,18 @@ def test_keepdims_dtype_ddof_and_methods():
     with pytest.raises(ValueError):
         gp.max(np.zeros(0, np.float32))
     assert float(gp.sum(np.zeros(0, np.float32))) == 0.0
+
+
+@pytest.mark.parametrize("policy, dtype, want_sign", [("numpy", "float32", -1.0), ("numpy", "float16", 1.0),
+                                                      ("jax", "float32", 1.0), ("torch", "float32", -1.0)])
+def test_long_rows_keep_the_tie_rule_of_zeros_and_the_first_nan(policy, dtype, want_sign):
+    """max / min of long rows (the eight-lane pass) give the sequential pass's zero and NaN."""
+    x = -np.abs(np.random.default_rng(5).standard_normal((3, 1000))).astype(dtype) - 1
+    x[:, 100], x[:, 700] = 0.0, -0.0            # max is a zero: +0.0 first, -0.0 last
+    got = gp.max(x, axis=1, policy=policy)
+    assert all(math.copysign(1, float(v)) == want_sign and float(v) == 0 for v in got)
+    x[1, 500] = np.nan
+    got = gp.max(x, axis=1, policy=policy)
+    assert math.isnan(float(got[1])) and float(got[0]) == 0
+    y = np.random.default_rng(6).standard_normal((4, 999)).astype(dtype)
+    np.testing.assert_array_equal(gp.min(y, axis=1, policy=policy), y.min(axis=1))

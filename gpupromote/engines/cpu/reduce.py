@@ -33,9 +33,9 @@ from .kernels import load_module as _load_module
 from .source import (NARROW_HELPERS as _NARROW, apply_text as _apply, cast_text as _cast, const_text as _const,
                      np_type_text as _np, round_to_narrow_text as _round_to_narrow, storage_view)
 
-__all__ = ["reduce_source", "reduction_for", "run"]
+__all__ = ["reduce_source", "reduction_for", "run", "map_source", "run_map"]
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 
@@ -190,7 +190,7 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
               f"    stack = np.empty(STACK, {acc_np})",
               f"    buf = np.empty(LEAF, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
-              "    for m in range(m0, m1):",
+              "    for m in range(m0, m1):", *_minmax_lanes(red, args),
               f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf) if nl else {ident if ident else 'stack[0]'}, div)",
               "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
               f"    stack = np.empty(STACK, {acc_np})",
@@ -205,6 +205,26 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
               "    for l in range(part.shape[0]):",
               "        v = part[l]", *push,
               "    out[m] = fin(tree_end(stack, top), div)"]
+    return lines
+
+
+def _minmax_lanes(red: Reduction, args: str) -> list[str]:
+    """max / min of a row in eight lanes (vectorizable) first: equal to the one sequential pass
+    whenever the result is neither a zero (whose sign the tie rule picks) nor a NaN (whose payload
+    the first NaN gives): equal values are then the same bits. Otherwise the pass decides."""
+    if red.combine not in ("max", "min"):
+        return []
+    lines = ["        if K >= 4 * LANES:"]
+    lines += [f"            r{j} = elem({args}, m, {j})" for j in range(LANES)]
+    lines += [f"            k = {LANES}", f"            while k + {LANES} <= K:"]
+    lines += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
+    lines += [f"                k += {LANES}", "            while k < K:", f"                r0 = comb(r0, elem({args}, m, k))",
+              "                k += 1",
+              "            v = comb(comb(comb(r0, r1), comb(r2, r3)), comb(comb(r4, r5), comb(r6, r7)))"]
+    if red.acc.kind == "f":
+        lines += ["            if (v != 0) & (v == v):", "                out[m] = fin(v, div)", "                continue"]
+    else:
+        lines += ["            out[m] = fin(v, div)", "            continue"]
     return lines
 
 
@@ -306,3 +326,85 @@ def _long_row(mod, c, args, o, K, div):
     parts = min(_threads.thread_count(), max(1, K // _MIN_PER_THREAD), nc)
     _parallel(lambda c0, c1: mod.parts(*args, part, K, 0, c0, c1), _split(nc, parts))
     mod.merge(part, o, 0, div)
+
+
+# ---------------------------------------------------------------------------------------------
+# An elementwise kernel over (rows, K), its operands read per element, per row or per column: the
+# last stage of a staged gp.fuse function (softmax's exp(x - max) / sum), whose broadcast operands
+# would otherwise be stride-0 2-d views that keep the inner loop from vectorizing.
+
+_KIND_INDEX = {"full": "[m, k]", "row": "[m]", "col": "[k]"}
+
+
+def map_source(kernel: ir.Kernel, kinds: tuple) -> str:
+    """The generated module of ``kernel`` as ``apply(operands, out, m0, m1)`` over the rows m0..m1
+    of a 2-d ``out``; ``kinds[i]``: "full", "row", "col" or "scalar" for operand i."""
+    args = ", ".join(f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params)
+
+    def param(p):
+        if p.folded:
+            return f"s{p.index}"
+        e = f"x{p.index}{_KIND_INDEX[kinds[p.index]]}"
+        return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
+    names, lines, direct = _lower_lines(kernel, param, "            ")
+    src = direct if direct is not None else kernel.value
+    listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
+    return "\n".join([
+        f'"""gpupromote CPU row-map kernel (generator v{GENERATOR_VERSION}) of the IR:', listing,
+        f"operand kinds: {list(kinds)}", 'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
+        "import numpy as np",
+        "from gpupromote.engines.cpu.cache import cached_njit",
+        "from gpupromote.engines.cpu.helpers import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.elementwise import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.owned_math import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.unary import *  # noqa: F401,F403",
+        "from gpupromote.engines.cpu.casts import *  # noqa: F401,F403",
+        "",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
+        "", "", "@_jit", f"def apply({args}, out, m0, m1):",
+        "    for m in range(m0, m1):",
+        "        for k in range(out.shape[1]):",
+        *lines,
+        f"            out[m, k] = {_store(names[src], src.dtype, kernel.out)}",
+    ]) + "\n"
+
+
+_maps: dict = {}
+
+
+def run_map(kernel: ir.Kernel, args, out):
+    """``kernel`` over ``args`` ((rows, K) views or folded scalars) into the 2-d ``out`` (its
+    dtype's storage), over threads by rows."""
+    M, K = out.shape
+    kinds, kargs = [], []
+    for p, a in zip(kernel.params, args):
+        if p.folded:
+            kinds.append("scalar")
+            kargs.append(a)
+            continue
+        view = storage_view(p.dtype)
+        a = a if view is None else a.view(view)
+        if K > 1 and a.strides[1] == 0:
+            kinds.append("row")
+            kargs.append(a[:, 0])
+        elif M > 1 and a.strides[0] == 0:
+            kinds.append("col")
+            kargs.append(a[0])
+        else:
+            kinds.append("full")
+            kargs.append(a)
+    key = (kernel, tuple(kinds))
+    mod = _maps.get(key)
+    if mod is None:
+        with _lock:
+            mod = _maps.get(key)
+            if mod is None:
+                mod = _maps[key] = _load_module(map_source(kernel, tuple(kinds)))
+    view = storage_view(kernel.out)
+    o = out if view is None else out.view(view)
+    try:
+        _over_rows(lambda m0, m1: mod.apply(*kargs, o, m0, m1), M, K)
+    except numba_errors.NumbaError as exc:
+        raise TypeError(f"the CPU engine has no row-map kernel for {kernel.label} "
+                        f"({str(exc).splitlines()[0][:200]}):\n{kernel.text}") from None
+    return out
