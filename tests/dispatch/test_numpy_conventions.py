@@ -142,6 +142,28 @@ def test_where_with_out_keeps_outs_other_elements(op, args):
     np.testing.assert_allclose(o2, o1, rtol=1e-6)
 
 
+SWEEP_DTYPES = ["bool", "int8", "uint8", "int32", "float16", "float32", "float64", "complex64"]
+
+
+@pytest.mark.parametrize("op", ["add", "maximum", "less", "true_divide", "negative"])
+def test_where_and_out_of_every_dtype_as_numpy(op):
+    rng = np.random.default_rng(0)
+    unary = op == "negative"
+    for a, b, o in [(a, b, o) for a in SWEEP_DTYPES for b in (["bool"] if unary else SWEEP_DTYPES)
+                    for o in SWEEP_DTYPES]:
+        for casting in (None, "unsafe", "same_kind"):
+            x, y = rng.integers(0, 5, 6).astype(a), rng.integers(1, 5, 6).astype(b)
+            mask = rng.integers(0, 2, 6).astype(bool)
+            args = (x,) if unary else (x, y)
+            kw = {} if casting is None else {"casting": casting}
+            o1, o2 = np.ones(6, o), np.ones(6, o)
+            expected = _outcome(lambda: getattr(np, NUMPY_NAMES.get(op, op))(*args, where=mask, out=o1, **kw))
+            got = _outcome(lambda: getattr(gp, op)(*args, where=mask, out=o2, **kw))
+            _same_outcome((op, kw), expected, got)
+            if got[1] is None:
+                np.testing.assert_allclose(o2.astype(complex), o1.astype(complex), rtol=1e-3, equal_nan=True)
+
+
 def test_where_without_out_is_zero_where_false_and_broadcasts_as_numpy():
     a = np.arange(1, 4, dtype=np.float32)
     mask = np.array([[True, False, True], [False, True, True]])
