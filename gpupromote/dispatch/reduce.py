@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..core import caches
 from ..core import dtypes as D
 from ..core.ops import REDUCTION_OPS
 from . import foreign as interop
@@ -97,9 +98,21 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
     return result
 
 
+_plans: dict = {}
+caches.register(_plans.clear)
+
+
 def reduction_plan(op, xdt, ndim, dtype, policy_name):
     """The plan of ``op`` on an array of ``xdt`` (the resolver's), read from ``xdt``; with
-    ``dtype=``, the operand is cast to it, accumulated and returned in it."""
+    ``dtype=``, the operand is cast to it, accumulated and returned in it. Cached."""
+    key = (op, xdt, ndim > 0, None if dtype is None else D.dtype(dtype), policy_name)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = _reduction_plan(op, xdt, ndim, dtype, policy_name)
+    return plan
+
+
+def _reduction_plan(op, xdt, ndim, dtype, policy_name):
     plan = plan_for(op, [spec(dtype if dtype is not None else xdt, ndim=max(ndim, 1))], policy_name)
     if dtype is not None:
         to = D.dtype(dtype)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 
+from ..core import caches
 from ..core import dtypes as D
 from ..core.ops import op_named
 from . import ir
@@ -155,7 +156,20 @@ def _finish(acc: D.DType, result: D.DType, divide: bool, sqrt: bool = False) -> 
     return ir.Kernel([a, n], ir.cast(v, result), label="finish")
 
 
-def reduction_of(plan, stage: str = "main", mean_dtype=None) -> Reduction:
+_cache: dict = {}
+caches.register(_cache.clear)
+
+
+def reduction_of(plan, stage: str = "main") -> Reduction:
+    """The Reduction of a resolved reduction plan, cached per (plan, stage); see _reduction_of."""
+    key = (plan, stage)
+    red = _cache.get(key)
+    if red is None:
+        red = _cache[key] = _reduction_of(plan, stage)
+    return red
+
+
+def _reduction_of(plan, stage: str = "main") -> Reduction:
     """The Reduction of a resolved reduction plan (promotion/resolve.py gave its dtypes):
     ``plan.compute`` is the accumulator, ``plan.result`` the stored dtype. var / std are two stages:
     "mean" (the mean, kept in the compute dtype) and "main" (the sum of squared deviations from it,
