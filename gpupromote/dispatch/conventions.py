@@ -24,8 +24,10 @@ only in promotion/resolve.py, on the operands as converted:
   widen the result): the result is stored only where the mask is True. With ``out=`` the other
   elements keep out's values; without it they are zero (NumPy leaves them uninitialized and
   warns; here the result is deterministic). The op is computed on every element and then
-  selected (gp.where), so a masked-out element still warns or raises as it would unmasked
-  (integer division by zero under numpy / torch), where NumPy skips it.
+  selected (gp.where); the checks a policy makes before a launch (an integer divisor of 0, a
+  negative integer exponent or shift count) look at the selected elements only, as NumPy's loop
+  never sees the others: ``floor_divide(x, y, where=y != 0)`` warns (numpy) or raises (torch) of
+  nothing.
 
 Each step is a gp op (astype, the op, where), so the keywords work on every operand kind the
 ops take (gp.Array, CuPy, torch, Dask) and on gp.fuse's traced values.
@@ -38,6 +40,7 @@ from ..core import dtypes as D
 from ..core.kinds import KIND_ORDER, PromotionKind
 from ..core.ops import ALIASES, op_named
 from .api import CURRENT_POLICY, describe, plan_for
+from .checks import needs_checks
 from .operands import same_array
 from ..promotion.store import check_store
 
@@ -220,6 +223,19 @@ def _check_inputs(op, name, args, policy, casting, arity):
                                f"gp.astype(x, {loop.name!r})")
 
 
+def _masked_checks(op, args, policy, mask, gp_where):
+    """``args`` whose second operand (an integer divisor, exponent or shift count the policy checks
+    before a launch: checks.needs_checks) is 1 where the mask is False, so that the checks look at
+    the selected elements only, as NumPy's loop never sees the others (np.floor_divide(x, y,
+    where=y != 0) warns of nothing)."""
+    if len(args) != 2 or not needs_checks(plan_for(op, list(args), policy)):
+        return args
+    o = describe(args[1])
+    if o.category == "scalar" or o.dtype.numpy is None:
+        return args   # a Python scalar is checked when the op is resolved, for every element alike
+    return args[0], gp_where(mask, args[1], np.ones((), o.dtype.numpy), policy=policy)
+
+
 def call(name, args, policy, out, dtype, casting, where):
     """``name`` (an op function's name) on ``args`` with NumPy's ufunc keywords."""
     fn, gp_where, astype = _FUNCTIONS[name], _FUNCTIONS["where"], _FUNCTIONS["astype"]
@@ -239,6 +255,8 @@ def call(name, args, policy, out, dtype, casting, where):
         _check_inputs(op, name, args, policy, casting, arity)
     if out is None and mask is None:
         return fn(*args, policy=policy)
+    if mask is not None:
+        args = _masked_checks(op, args, policy, mask, gp_where)
     if out is None:
         result = fn(*args, policy=policy)
         r = describe(result).dtype

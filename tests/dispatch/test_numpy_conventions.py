@@ -181,6 +181,29 @@ def test_where_without_out_is_zero_where_false_and_broadcasts_as_numpy():
     assert gp.add(a, 1, where=True).tolist() == [2, 3, 4]
 
 
+@pytest.mark.parametrize("policy", ["numpy", "torch", "jax"])
+def test_masked_out_elements_are_not_checked(policy):
+    x = np.arange(6, dtype=np.int32)
+    y = np.array([0, 1, 2, 0, 3, 0], dtype=np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # numpy would warn "divide by zero", torch raise, for a masked-out 0
+        r = gp.floor_divide(x, y, where=y != 0, policy=policy)
+        o = np.full(6, -1, np.int32)
+        gp.remainder(x, y, where=y != 0, out=o, policy=policy)
+    assert r.tolist() == [0, 1, 1, 0, 1, 0] and o.tolist() == [-1, 0, 0, -1, 1, -1]
+    with np.errstate(divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = np.floor_divide(x, y, where=y != 0, out=np.zeros(6, np.int32))
+    np.testing.assert_array_equal(r, expected)
+    if policy == "numpy":
+        with pytest.raises(ValueError, match="negative integer powers"):
+            gp.power(x, y - 1, where=y >= 0)
+        assert gp.power(x, y - 1, where=y > 0).tolist() == [0, 1, 2, 0, 16, 0]
+    if policy == "torch":
+        with pytest.raises(ZeroDivisionError):
+            gp.floor_divide(x, y, where=y != 1, policy=policy)   # a selected 0 still raises
+
+
 def test_where_must_be_boolean_and_broadcast():
     a = np.arange(4.0)
     with pytest.raises(TypeError, match="boolean mask, got int64.*astype\\(bool\\)"):
