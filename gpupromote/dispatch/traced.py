@@ -1,6 +1,6 @@
 """The symbolic operands of gp.fuse's trace: a Traced array (a dtype, a rank and the IR value that
 computes it) and a TracedScalar (a Python scalar argument, replayed per call). Their operators
-record steps on the tracer (fuse._Tracer) that made them."""
+record steps on the tracer (fuse_trace.Tracer) that made them."""
 from __future__ import annotations
 
 import operator

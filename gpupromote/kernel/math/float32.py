@@ -4,8 +4,8 @@ inputs) replaced by their correctly rounded results: every float32 result is cor
 from __future__ import annotations
 
 from ._dsl import f32, public
-from .exp_log import (gpm_exp2_f32_raw, gpm_exp_f32_raw, gpm_expm1_f32_raw, gpm_log10_f32_raw, gpm_log1p_f32_raw,
-                      gpm_log2_f32_raw, gpm_log_f32_raw)
+from .exp_log import gpm_exp2_f32_raw, gpm_exp_f32_raw, gpm_expm1_f32_raw
+from .log import gpm_log10_f32_raw, gpm_log1p_f32_raw, gpm_log2_f32_raw, gpm_log_f32_raw
 from .hyperbolic import (gpm_arccosh_f32_raw, gpm_arcsinh_f32_raw, gpm_arctanh_f32_raw, gpm_cosh_f32_raw, gpm_sinh_f32_raw,
                          gpm_tanh_f32_raw)
 from .inverse_trig import gpm_arccos_f32_raw, gpm_arcsin_f32_raw, gpm_arctan_f32_raw

@@ -10,8 +10,8 @@ from __future__ import annotations
 from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_scale2, gpm_to_f32, gpm_two_prod,
                     gpm_two_sum)
 from ._dsl import INF, NAN, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt
-from .exp_log import (LN2, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd, gpm_expm1_wide_core,
-                      gpm_log_dd, gpm_log_dd2, gpm_log_wide_core)
+from .exp_log import LN2, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd, gpm_expm1_wide_core
+from .log import gpm_log_dd, gpm_log_dd2, gpm_log_wide_core
 
 
 @public

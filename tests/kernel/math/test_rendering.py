@@ -65,7 +65,7 @@ def _all_calls_kernel():
     for name, (pts, rt) in entry_points().items():
         args = ", ".join({"f64": "d", "f32": "f"}[t] for t in pts)
         if isinstance(rt, tuple):
-            lines.append(f"    {{ {_cpp._ctype(rt)} r = {name}({args}); acc += (double)r.v0 + (double)r.v1; }}")
+            lines.append(f"    {{ {_cpp.ctype(rt)} r = {name}({args}); acc += (double)r.v0 + (double)r.v1; }}")
         else:
             lines.append(f"    acc += (double){name}({args});")
     return ('extern "C" __global__ void gpm_all(const double* xd, const float* xf, double* out) {\n'
@@ -95,7 +95,7 @@ def test_header_compiles_with_nvrtc_for_sm90():
 
 def _render(fn):
     try:
-        return _cpp._Fn(fn.__name__, _cpp._Tables()).render()
+        return _cpp.FnRenderer(fn.__name__, _cpp.Tables()).render()
     finally:
         _dsl.REGISTRY.pop(fn.__name__, None)
 
