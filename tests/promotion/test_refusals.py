@@ -112,10 +112,9 @@ def _applied(operands, hint, op):
     return None
 
 
-# Known, and not cast_hint's: PyTorch's (and Ascend's) rule refusing a Python bool in subtract says
-# "Cast it explicitly, e.g. x.astype('int64')" (gpupromote/promotion/rules/pytorch.py, operand_refuses),
-# which an array cast cannot satisfy: the refused operand is the Python scalar.
-_KNOWN = re.compile(r"^  subtract\(.*, True\): 'Cast it explicitly")
+# Known: PyTorch refusing subtract(bool array, Python bool) names two fixes (cast the array, int(b)),
+# and no one cast satisfies it.
+_KNOWN = re.compile(r"^  subtract\(gp\.spec\('bool', ndim=1\), True\): 'Cast the array explicitly")
 
 
 @pytest.mark.parametrize("policy", gp.policies())

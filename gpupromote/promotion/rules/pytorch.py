@@ -53,12 +53,16 @@ class TorchRules(Rules):
         if op.name in self.scalar_first_refused and values[0].category == "scalar":
             raise PromotionError(pol.name, op.name, operands, f"{pol.framework}'s {op.name} takes no Python scalar "
                                  "as its first argument", "Wrap it in an array of the dtype you want first")
-        refused = self.operand_refuses.get(op.name, "")
-        for o in values:
-            if o.kind in refused:
-                what = o.dtype.name if o.dtype is not None else scalar_word(o)
-                raise PromotionError(pol.name, op.name, operands, f"{op.name} refuses {what} operands in "
-                                     f"{pol.framework}", "Cast it explicitly, e.g. x.astype('int64')")
+        kinds = self.operand_refuses.get(op.name, "")
+        refused = [o for o in values if o.kind in kinds]
+        if refused:
+            what = refused[0].dtype.name if refused[0].dtype is not None else scalar_word(refused[0])
+            fixes = ["cast the array explicitly, e.g. x.astype('int64')" if any(o.dtype is not None for o in refused)
+                     else "", "pass the Python bool as an int (int(b))" if any(o.dtype is None for o in refused) else "",
+                     "or use ~ / logical_not to invert a mask"]
+            fix = "; ".join(f for f in fixes if f)
+            raise PromotionError(pol.name, op.name, operands, f"{op.name} refuses {what} operands in "
+                                 f"{pol.framework}", fix[0].upper() + fix[1:])
         return values, kind, False
 
     def promote(self, pol, op, values, trace):
