@@ -1,0 +1,94 @@
+"""The generated CUDA reductions (engines/cuda/reduce.py) on a GPU give the CPU engine's bits
+(marked ``gpu``; skipped without a device). The same cases as tests/hostcuda/test_hostcuda_reduce.py,
+launched with CuPy over three grids, and a 10**7-element float32 sum."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import gpupromote as gp
+from gpupromote.dispatch.api import plan_for
+from gpupromote.engines.cpu import reduce as cpu
+from gpupromote.engines.cuda import reduce as cuda
+from gpupromote.kernel.reduce import reduction_of
+
+
+def _gpu_available():
+    if os.environ.get("GP_SWEEP_WORKER") == "1":
+        return False, "worker"
+    try:
+        import cupy
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - no cupy, no driver, ...
+        return False, f"{type(exc).__name__}: {exc}"
+    return n > 0, f"{n} CUDA device(s)"
+
+
+GPU, _WHY = _gpu_available()
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU, reason=f"needs a CUDA device and CuPy ({_WHY})")]
+
+from tests.hostcuda.test_hostcuda_reduce import CASES, DIVISOR, _bits, _data, _stages  # noqa: E402
+
+CASES = CASES + [("sum", "float32", "numpy", 1, 10**7), ("mean", "bfloat16", "torch", 64, 100_000)]
+
+
+@pytest.fixture(scope="module")
+def module():
+    from gpupromote.engines.cuda.modules import load_module
+    reds = [r for op, dt, pol, _, _ in CASES for r in _stages(op, plan_for(op, [gp.spec(dt)], pol))]
+    src = cuda.reduction_source(reds)
+    mod, _ = load_module(src, "cupy/complex.cuh" in src, 0)
+    return mod
+
+
+def _run_gpu(module, red, views, M, K, div, shape, grid, block):
+    import cupy as cp
+    name = cuda.reduction_name(red)
+    sv = cpu.storage_view(red.out)
+    out = cp.zeros(shape, np.dtype(sv) if sv is not None else red.out.numpy)
+    ops = []
+    for v, p in zip(views, red.params):
+        pv = cpu.storage_view(p.dtype)
+        host = v.view(pv) if pv is not None else v
+        if host.shape[1] > 1 and host.strides[1] == 0:   # a row-constant operand: one value per row on the device too
+            d = cp.asarray(np.ascontiguousarray(host[:, 0]))
+            ops += [d, np.int64(d.strides[0]), np.int64(0)]
+        else:
+            d = cp.asarray(np.ascontiguousarray(host))
+            ops += [d, np.int64(d.strides[0]), np.int64(d.strides[1])]
+    if red.combine in ("argmax", "argmin"):
+        module.get_function(f"{name}_rows")((grid,), (block,), (np.int64(M), np.int64(K), np.float64(div), out, *ops))
+    elif red.scan:
+        module.get_function(f"{name}_scan")((grid,), (block,), (np.int64(M), np.int64(K), out, *ops))
+    else:
+        nc = cuda.chunks(K)
+        part = cp.zeros(max(M * nc, 1), red.acc.numpy)
+        module.get_function(f"{name}_parts")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc), part, *ops))
+        module.get_function(f"{name}_merge")((grid,), (block,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
+    return out.get()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}x{c[4]}" for c in CASES])
+def test_gpu_reduction_equals_the_cpu_engine(module, case):
+    op, dt, pol, M, K = case
+    plan = plan_for(op, [gp.spec(dt)], pol)
+    x = _data(dt, (M, K), M * K + 1, op)
+    stages = _stages(op, plan)
+    div = DIVISOR.get(op, lambda K: float(K))(K)
+    for grid, block in ((1, 1), (7, 64), (264, 256)):
+        views = [x]
+        for red in stages:
+            shape = (M, K) if red.scan else (M,)
+            want = np.empty(shape, red.out.numpy)
+            d = float(K) if red is not stages[-1] else div
+            cpu.run(red, views, want, K, d)
+            got = _run_gpu(module, red, views, M, K, d, shape, grid, block)
+            w = _bits(want)
+            with np.errstate(invalid="ignore"):
+                nan = np.isnan(want.astype(np.complex128)) if want.dtype.kind in "fcV" or dt == "bfloat16" else False
+            assert np.array_equal(np.where(nan, 0, got.view(w.dtype)), np.where(nan, 0, w)), \
+                f"{op} {dt} grid {grid}x{block}: GPU {got[:4]} vs CPU {want[:4]}"
+            if not red.scan:
+                views = [x, np.broadcast_to(want[:, None], (M, K))]
