@@ -79,10 +79,11 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
                                                            policy), [x], out)
     name = policy or CURRENT_POLICY.get()
     arr, xdt = _operand(x)
-    if is_device(arr):
-        raise TypeError(f"gp.{op}: reductions run on the CPU engine for now (the CUDA generator emits them, "
-                        f"engines/cuda/reduce.py, but no launcher calls it yet); copy the array to the host first")
     plan = reduction_plan(op, xdt, arr.ndim, dtype, name)
+    if is_device(arr):
+        if out is not None:
+            raise TypeError(f"gp.{op}: out= on a device array is not supported yet; leave it out")
+        return _run_cuda(op, plan, arr, axis, keepdims, name, ddof)
     for d in (xdt, plan.result):
         if d.numpy is None:
             raise TypeError(f"gp.{op}: {d.name} has no numpy storage, so it has no CPU kernel")
@@ -175,6 +176,38 @@ def _run(op, plan, arr, axis, keepdims, policy_name, ddof):
         d = default_ddof(policy_name) if ddof is None else ddof
         return run_reduction(op, reduction_of(plan), plan, [x2], layout, reduction_of(plan, "mean"), d)
     return run_reduction(op, reduction_of(plan), plan, [x2], layout)
+
+
+def _run_cuda(op, plan, arr, axis, keepdims, policy_name, ddof):
+    """The reduction on the CUDA engine (engines/cuda/reduce.py): the same order as the CPU's, so
+    the same bits."""
+    from ..engines import get_backend
+    from ..engines.cuda import reduce as engine
+    from ..kernel.reduce import reduction_of
+    if op in _SCANS:
+        raise TypeError(f"gp.{op}: scans of device arrays are not supported yet; copy the array to the host")
+    backend = get_backend("cuda")
+    with backend.on_device(backend.device_index(arr)) as device:
+        layout = reduction_layout(arr.shape, axis, keepdims, op)
+        M, K = layout.M, layout.K
+        result = backend.empty((M,), plan.result)
+        if M and K == 0 and op in _NO_IDENTITY:
+            raise ValueError(f"gp.{op}: zero-size array to reduction operation {op} which has no identity")
+        if M:
+            x2 = layout.rows(arr)
+            store = storage_of(result)
+            if op in ("var", "std"):
+                d = default_ddof(policy_name) if ddof is None else ddof
+                mean = backend.empty((M,), plan.compute)
+                engine.run(reduction_of(plan, "mean"), [x2], storage_of(mean), K, float(K), device.id)
+                m = storage_of(mean)
+                engine.run(reduction_of(plan), [x2, (m, m.strides[0], 0)], store, K, float(max(K - d, 0)), device.id)
+            else:
+                engine.run(reduction_of(plan), [x2], store, K, float(K), device.id)
+        shaped = storage_of(result).reshape(layout.out_shape)
+    if isinstance(result, Array) or shaped.dtype != plan.result.numpy:
+        return Array(shaped, plan.result)
+    return shaped
 
 
 def _scan(op, plan, arr, axis, engine, reduction_of):

@@ -130,3 +130,25 @@ def test_host_cuda_reduction_equals_the_cpu_engine(library, case):
                 f"{op} {dt} grid {grid}x{block}: host CUDA {got[:4]} vs CPU {want[:4]}"
             if not red.scan:
                 views = [x, np.broadcast_to(want[:, None], (M, K))]
+
+
+# ---------------------------------------------------------------------------------------------
+# gp.sum ... on (host-emulated) CuPy arrays: the eager path through engines/cuda/reduce.run
+
+EAGER = [("sum", "float32", "numpy", (5, 3000), 1), ("mean", "float16", "torch", (4, 70, 3), (0, 2)),
+         ("var", "float32", "numpy", (6, 500), -1), ("std", "float64", "torch", (2000,), None),
+         ("max", "float32", "jax", (3, 400), 1), ("argmin", "int32", "numpy", (4, 300), 1),
+         ("any", "int8", "numpy", (3, 50), 0), ("sum", "bfloat16", "jax", (4097,), None)]
+
+
+@pytest.mark.parametrize("op, dtype, policy, shape, axis", EAGER, ids=[f"{e[0]}-{e[1]}-{e[2]}" for e in EAGER])
+def test_eager_reductions_of_device_arrays_equal_the_cpu_engine(op, dtype, policy, shape, axis):
+    x = _data(dtype, shape, 7, op)
+    want = getattr(gp, op)(x, axis=axis, policy=policy)
+    with hostcuda.installed() as cp:
+        d = gp.asarray(x, device="cuda") if dtype == "bfloat16" else cp.asarray(x)
+        got = getattr(gp, op)(d, axis=axis, policy=policy)
+        got = got.numpy() if isinstance(got, gp.Array) else got.get()
+    want = want.numpy() if isinstance(want, gp.Array) else np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: device {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"

@@ -25,7 +25,7 @@ from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identi
 from .source import (LOADS, STORE_FUNCTIONS, apply_text, cast_text, compute_ctype, const_text, prologue,
                      round_to_narrow_text, storage_ctype)
 
-__all__ = ["reduction_name", "reduction_code", "reduction_source", "kernel_names", "chunks"]
+__all__ = ["reduction_name", "reduction_code", "reduction_source", "kernel_names", "chunks", "run"]
 
 
 def reduction_name(red: Reduction) -> str:
@@ -240,3 +240,55 @@ def chunks(K: int) -> int:
     """The chunk nodes of a row of K elements (the parts kernel's nc)."""
     return -(-(-(-K // LEAF)) // CHUNK_LEAVES)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Launching (CuPy arrays)
+
+_BLOCK = 128
+_loaded: dict = {}
+
+
+def _module(red: Reduction, device_id: int):
+    key = (red, device_id)
+    mod = _loaded.get(key)
+    if mod is None:
+        from .modules import load_module
+        src = reduction_source(red)
+        mod = _loaded[key] = load_module(src, "cupy/complex.cuh" in src, device_id)[0]
+    return mod
+
+
+def _grid(n: int) -> int:
+    return max(1, min(-(-n // _BLOCK), 65535))
+
+
+def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0):
+    """``red`` over ``args`` on the current device into ``out`` (a contiguous CuPy array of the
+    result's storage: (rows,) for a reduction, (rows, K) for a scan). An array operand is a
+    (rows, K) CuPy view, or (array, row stride, K stride) in bytes (a stride 0 broadcasts it);
+    a folded operand is its value. The grid never changes the result (the module docstring)."""
+    import numpy as np
+    from .device import cupy_module
+    cp = cupy_module()
+    ops = []
+    for a, p in zip(args, red.params):
+        if p.folded:
+            ops.append(a)   # already of its carrier type (dispatch/folding.fold_operand)
+        elif isinstance(a, tuple):
+            ops += [a[0], np.int64(a[1]), np.int64(a[2])]
+        else:
+            ops += [a, np.int64(a.strides[0]), np.int64(a.strides[1])]
+    M = out.shape[0]
+    mod = _module(red, device_id)
+    name = reduction_name(red)
+    if red.combine in ("argmax", "argmin"):
+        mod.get_function(f"{name}_rows")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(K), np.float64(div), out, *ops))
+    elif red.scan:
+        mod.get_function(f"{name}_scan")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(K), out, *ops))
+    else:
+        nc = chunks(K)
+        part = cp.empty(max(M * nc, 1), red.acc.numpy)
+        mod.get_function(f"{name}_parts")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc), part, *ops))
+        mod.get_function(f"{name}_merge")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
+    return out
