@@ -92,3 +92,47 @@ def test_gpu_reduction_equals_the_cpu_engine(module, case):
                 f"{op} {dt} grid {grid}x{block}: GPU {got[:4]} vs CPU {want[:4]}"
             if not red.scan:
                 views = [x, np.broadcast_to(want[:, None], (M, K))]
+
+
+from tests.hostcuda.test_hostcuda_reduce import EAGER  # noqa: E402
+
+
+@pytest.mark.parametrize("op, dtype, policy, shape, axis", EAGER, ids=[f"{e[0]}-{e[1]}-{e[2]}" for e in EAGER])
+def test_eager_gpu_reductions_equal_the_cpu_engine(op, dtype, policy, shape, axis):
+    import cupy as cp
+    x = _data(dtype, shape, 7, op)
+    want = getattr(gp, op)(x, axis=axis, policy=policy)
+    d = gp.asarray(x, device="cuda") if dtype == "bfloat16" else cp.asarray(x)
+    got = getattr(gp, op)(d, axis=axis, policy=policy)
+    got = got.numpy() if isinstance(got, gp.Array) else got.get()
+    want = want.numpy() if isinstance(want, gp.Array) else np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got).tobytes() == _bits(want).tobytes()
+
+
+def test_gpu_sum_of_ten_million_is_the_cpu_bits_and_fast():
+    import time
+    import cupy as cp
+    x = np.random.default_rng(9).standard_normal(10**7).astype(np.float32)
+    d = cp.asarray(x)
+    assert np.asarray(gp.sum(d).get()).tobytes() == np.asarray(gp.sum(x)).tobytes()
+    cp.cuda.Device().synchronize()
+    t = time.perf_counter()
+    for _ in range(20):
+        gp.sum(d)
+    cp.cuda.Device().synchronize()
+    per = (time.perf_counter() - t) / 20
+    print(f"\ngp.sum float32 N=1e7 on the GPU: {per * 1e3:.3f} ms ({x.nbytes / per / 1e9:.0f} GB/s); "
+          f"cupy.sum: {_time(lambda: cp.sum(d)) * 1e3:.3f} ms")
+
+
+def _time(f):
+    import time
+    import cupy as cp
+    f()
+    cp.cuda.Device().synchronize()
+    t = time.perf_counter()
+    for _ in range(20):
+        f()
+    cp.cuda.Device().synchronize()
+    return (time.perf_counter() - t) / 20
