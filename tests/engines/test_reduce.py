@@ -116,7 +116,7 @@ def test_narrow_floats_accumulate_in_float32():
 
 _POLICY = {("numpy", "default"): "numpy", ("torch", "f32"): "torch", ("jax", "x32"): "jax", ("jax", "x64"): "jax-x64"}
 _EXACT = {"max", "min", "any", "all", "argmax", "argmin", "sum", "prod", "cumsum", "cumprod"}
-_QUICK_DTYPES = {"bool", "int8", "float16", "float32"}
+_QUICK_DTYPES = {"bool", "int8", "float32"}
 
 
 def _records():
@@ -133,8 +133,8 @@ def _records():
                     continue
                 if r["op"] in ("sum", "prod", "cumsum", "cumprod") and dt[0] not in "biu":
                     continue   # integer sums and products are exact; float ones are order-dependent
-                if not FULL and dt not in _QUICK_DTYPES:
-                    continue
+                if not FULL and dt not in _QUICK_DTYPES and not (dt == "float16" and "zero" in r["case"]):
+                    continue   # (float16's own tie rule: its signed-zero cases stay)
                 out.append((policy, r))
     return out
 

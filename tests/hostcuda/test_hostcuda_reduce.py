@@ -8,6 +8,7 @@ engines/cpu/reduce.run on the same (rows, K) views.
 from __future__ import annotations
 
 import ctypes
+import os
 
 import ml_dtypes
 import numpy as np
@@ -99,10 +100,25 @@ def _bits(a):
     return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize in (1, 2, 4, 8) else a.view(np.uint8)
 
 
+# The acceptance sweep (issue 24): sum, mean, var, std, cumsum, prod on float32 / float16 / bfloat16 /
+# float64, N in {1, 7, 4097, 65537, 10**6} and axes of 2-d and 3-d arrays, against the CPU engine on
+# 1 and 8 threads (GP_FULL_REDUCE=1: every dtype at every size; else float16 and float64 up to 65537).
+FULL = os.environ.get("GP_FULL_REDUCE") == "1"
+SWEEP_OPS = ["sum", "mean", "var", "std", "cumsum", "prod"]
+SWEEP_DTYPES = ["float32", "float16", "bfloat16", "float64"]
+SWEEP = [(op, dt, (n,), None) for op in SWEEP_OPS for dt in SWEEP_DTYPES for n in (1, 7, 4097, 65537, 10**6)
+         if FULL or n < 10**6 or dt in ("float32", "bfloat16")]
+SWEEP += [(op, dt, shape, axis) for op in SWEEP_OPS for dt in ("float32", "bfloat16")
+          for shape, axis in (((64, 300), 0), ((64, 300), 1), ((5, 40, 33), (0, 2)), ((5, 40, 33), 1))
+          if not (op == "cumsum" and isinstance(axis, tuple))]
+
+
 @pytest.fixture(scope="module")
 def library():
     plans = [plan_for(op, [gp.spec(dt)], pol) for op, dt, pol, _, _ in CASES]
-    reds = [r for (op, *_), p in zip(CASES, plans) for r in _stages(op, p)]
+    plans += [plan_for(op, [gp.spec(dt)], "numpy") for op, dt, _, _ in SWEEP]
+    ops = [c[0] for c in CASES] + [c[0] for c in SWEEP]
+    reds = list({cuda.reduction_name(r): r for op, p in zip(ops, plans) for r in _stages(op, p)}.values())
     b = hostcuda.builder()
     key = b.submit(cuda.reduction_source(reds))
     return b.library(key)
@@ -152,3 +168,36 @@ def test_eager_reductions_of_device_arrays_equal_the_cpu_engine(op, dtype, polic
     want = want.numpy() if isinstance(want, gp.Array) else np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: device {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
+
+
+@pytest.mark.parametrize("op, dtype, shape, axis", SWEEP, ids=[f"{o}-{d}-{'x'.join(map(str, s))}-{a}" for o, d, s, a in SWEEP])
+def test_acceptance_sweep_same_bits_as_the_cpu_engine_on_1_and_8_threads(library, op, dtype, shape, axis):
+    from gpupromote.dispatch.reduce import reduction_layout
+    plan = plan_for(op, [gp.spec(dtype)], "numpy")
+    x = _data(dtype, shape, int(np.prod(shape)) + 3, op)
+    if op in ("cumsum",):
+        ax = -1 if axis is None else axis
+        x = np.moveaxis(x, ax, -1)
+        M, K = int(np.prod(x.shape[:-1])), x.shape[-1]
+        x2 = x.reshape(M, K)
+    else:
+        layout = reduction_layout(shape, axis, False, op)
+        M, K = layout.M, layout.K
+        x2 = layout.rows(x)
+    stages = _stages(op, plan)
+    div = float(K) if op != "var" and op != "std" else float(K)   # NumPy's ddof=0
+    views = [x2]
+    for red in stages:
+        rshape = (M, K) if red.scan else (M,)
+        runs = []
+        for threads in (1, 8):
+            want = np.empty(rshape, red.out.numpy)
+            with gp.num_threads(threads):
+                cpu.run(red, views, want, K, div)
+            runs.append(_bits(want).tobytes())
+        assert runs[0] == runs[1], f"{op} {dtype} {shape}: 1 and 8 threads differ"
+        got = np.zeros(rshape, red.out.numpy)
+        _run_cuda(library, red, views, M, K, div, got, 5, 32, True)
+        assert _bits(got).tobytes() == runs[0], f"{op} {dtype} {shape} axis {axis}: host CUDA differs from the CPU engine"
+        if not red.scan:
+            views = [x2, np.broadcast_to(want[:, None], (M, K))]

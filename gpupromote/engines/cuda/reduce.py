@@ -230,8 +230,9 @@ def reduction_source(reds) -> str:
     any_complex = any(d.kind == "c" for k in kernels for d in k.dtypes())
     seen, parts = set(), []
     for r in reds:
-        if r.digest not in seen:
-            seen.add(r.digest)
+        name = reduction_name(r)   # (equal IR under two labels: two names, both defined)
+        if name not in seen:
+            seen.add(name)
             parts.append(reduction_code(r))
     return prologue(kernels, any_complex) + "\n".join(parts)
 
@@ -250,7 +251,7 @@ _loaded: dict = {}
 
 
 def _module(red: Reduction, device_id: int):
-    key = (red, device_id)
+    key = (reduction_name(red), device_id)   # (the label is part of the kernels' names)
     mod = _loaded.get(key)
     if mod is None:
         from .modules import load_module
