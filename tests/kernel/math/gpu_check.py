@@ -7,6 +7,12 @@ float16 and bfloat16 value for the _wide entry points).
 
 --dry compiles the kernels with NVRTC (cuda-bindings) and runs nothing on a GPU. Writes
 gpu_check.json (per entry point: inputs, mismatches, examples) into --out.
+
+The kernels are compiled with the CUDA engine's NVRTC options (engines/cuda/source.py's
+NVRTC_OPTIONS: -fmad=false, no -ftz) and loaded from the binary, never through
+``cupy.RawModule(code=...)``: CuPy appends -ftz=true to every compile it makes, and the float32 and
+complex64 entry points then flush subnormals (the first run on an H200, 2026-11-26: 6,552 mismatches,
+every one a float32 subnormal input, output or intermediate; none in float64 or the narrow formats).
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -96,6 +103,48 @@ def _kernel_source():
     return "\n".join(parts)
 
 
+# The CUDA engine's options (engines/cuda/source.py), written here too: this check imports only the
+# math library when the package's top level cannot be imported (tests/kernel/math/_isolation.py)
+NVRTC_OPTIONS = ("--std=c++17", "-fmad=false")
+
+
+def _nvrtc(src, arch, cubin):
+    """NVRTC through cuda-bindings with NVRTC_OPTIONS: (result, log, PTX or cubin bytes)."""
+    from cuda.bindings import nvrtc
+    err, prog = nvrtc.nvrtcCreateProgram(src.encode(), b"gpm_check.cu", 0, [], [])
+    opts = [o.encode() for o in NVRTC_OPTIONS] + [f"--gpu-architecture={arch}".encode()]
+    (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    _, n = nvrtc.nvrtcGetProgramLogSize(prog)
+    log = b" " * max(n, 2)   # never the shared one-byte b" ": NVRTC writes its NUL into it
+    nvrtc.nvrtcGetProgramLog(prog, log)
+    out = None
+    if res == nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        size_fn, get_fn = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if cubin else
+                           (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
+        _, size = size_fn(prog)
+        out = b" " * max(size, 2)
+        get_fn(prog, out)
+        out = out[:size]
+    return res, log.decode(errors="replace"), out
+
+
+def _gpu_module(src, out_dir):
+    """A cupy.RawModule of ``src`` compiled with NVRTC_OPTIONS for this device (a cubin for its arch
+    when NVRTC knows it, else PTX), loaded from a file."""
+    import cupy as cp
+    from cuda.bindings import nvrtc
+    cc = int(cp.cuda.Device().compute_capability)
+    _, archs = nvrtc.nvrtcGetSupportedArchs()
+    cubin = cc in archs
+    arch = f"sm_{cc}" if cubin else f"compute_{max([a for a in archs if a <= cc] or [min(archs)])}"
+    res, log, binary = _nvrtc(src, arch, cubin)
+    if binary is None:
+        raise RuntimeError(f"NVRTC failed ({res}): {log[-4000:]}")
+    path = Path(out_dir) / ("gpm_check.cubin" if cubin else "gpm_check.ptx")
+    path.write_bytes(binary)
+    return cp.RawModule(path=str(path)), arch
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
@@ -107,14 +156,8 @@ def main():
     src = _kernel_source()
     report = {"entry_points": len(names), "source_bytes": len(src)}
     if a.dry:
-        from cuda.bindings import nvrtc
-        err, prog = nvrtc.nvrtcCreateProgram(src.encode(), b"gpm_check.cu", 0, [], [])
-        opts = [b"--gpu-architecture=sm_90", b"--std=c++17"]
-        (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        _, n = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * max(n, 2)   # never the shared one-byte b" ": NVRTC writes its NUL into it
-        nvrtc.nvrtcGetProgramLog(prog, log)
-        print("nvrtc", res, log.decode(errors="replace")[-2000:], f"{time.time() - t0:.1f}s")
+        res, log, binary = _nvrtc(src, "sm_90", True)
+        print("nvrtc", res, log[-2000:], f"cubin {len(binary or b'')} bytes", f"{time.time() - t0:.1f}s")
         return
     import cupy as cp
     from tests.kernel.math._harness import NP, signature
@@ -122,7 +165,9 @@ def main():
     chunks = [names[k::a.workers] for k in range(a.workers)]
     with ProcessPoolExecutor(a.workers) as ex:
         futs = [ex.submit(_cpu, c) for c in chunks if c]
-        mod = cp.RawModule(code=src, options=("--std=c++17",))
+        tmp = tempfile.mkdtemp(prefix="gpm_check_")
+        mod, report["arch"] = _gpu_module(src, tmp)
+        report["nvrtc_options"] = list(NVRTC_OPTIONS)
         t1 = time.time()
         gpu = {}
         for n in names:
