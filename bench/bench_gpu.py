@@ -18,7 +18,11 @@ What is measured, all in one run on the same data:
   run() alone, and cupy.add / torch.add beside them (issue 12: <= 6 us and <= cupy.add);
 * cold NVRTC compile per kernel (empty cache directory) and a warm load from the disk cache;
 * gp.fuse: ``a*b + c*d - e`` (float32, float16) against eager CuPy, cupy.fuse and torch.compile
-  where it runs (issue 9: >= 3x eager CuPy).
+  where it runs (issue 9: >= 3x eager CuPy);
+* unary (issue 23): gp.exp, gp.tanh, gp.sigmoid and the fused tanh-form GELU on float32 and float16,
+  N = GP_BENCH_UNARY_N (10^7), against CuPy's own (cupy.exp, cupy.tanh, eager 1 / (1 + exp(-x)),
+  the eager GELU) and torch's (torch.exp, torch.tanh, torch.sigmoid,
+  torch.nn.functional.gelu(approximate="tanh")) on the same memory; ``-k unary`` runs these alone.
 
 With GP_BENCH_RESULTS=path.md the tables, the acceptance checks of issue 4 and the device, driver,
 date and command are written there (and the raw numbers to path.json). GP_BENCH_STRICT=1 makes a
@@ -67,7 +71,8 @@ except Exception:  # torch is optional: its columns are left empty
 
 SIZES = [int(s) for s in os.environ.get("GP_BENCH_SIZES", f"{2**26},{2**28}").split(",")]
 REPEAT = int(os.environ.get("GP_BENCH_REPEAT", "30"))
-RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "fuse": [], "checks": []}
+UNARY_N = int(os.environ.get("GP_BENCH_UNARY_N", str(10**7)))
+RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "fuse": [], "unary": [], "checks": []}
 
 
 def _median_gpu_ms(fn, args=(), n_repeat=REPEAT):
@@ -166,6 +171,10 @@ def _fmt(x, nd=1):
     return "-" if x is None else f"{x:.{nd}f}"
 
 
+def _pct(frac):
+    return "-" if frac is None else f"{100 * frac:.2f}%"
+
+
 def _markdown(meta):
     lines = [f"# gpupromote CUDA engine benchmark: {meta['device']}", ""]
     lines += [f"- {k}: `{v}`" for k, v in meta.items()]
@@ -193,6 +202,15 @@ def _markdown(meta):
         lines += [f"| {r['dtype']} | 2^{int(np.log2(r['n']))} | {_fmt(r['gp_ms'], 3)} | {_fmt(r['cupy_ms'], 3)} | "
                   f"{_fmt(r['cupy_fuse_ms'], 3)} | {_fmt(r['torch_compile_ms'], 3)} | {_fmt(r['vs_cupy'], 2)}x | "
                   f"{_fmt(r['vs_cupy_fuse'], 2)}x |" for r in RESULTS["fuse"]]
+    if RESULTS["unary"]:
+        lines += ["", "## Unary functions and fused GELU (median of CUDA-event timings)", "",
+                  "| fn | dtype | N | gp ms | gp GB/s | copy GB/s | gp / copy | cupy ms | torch ms | vs cupy | vs torch | "
+                  "bits equal to cupy | bits equal to torch |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['fn']} | {r['dtype']} | {r['n']:.0e} | {_fmt(r['gp_ms'], 3)} | {_fmt(r['gp_gbs'])} | "
+                  f"{_fmt(r['copy_gbs'])} | {_fmt(100 * r['gp_gbs'] / r['copy_gbs'])}% | {_fmt(r['cupy_ms'], 3)} | "
+                  f"{_fmt(r['torch_ms'], 3)} | {_fmt(r['vs_cupy'], 2)}x | {_fmt(r['vs_torch'], 2)}x | "
+                  f"{_pct(r['equal_cupy'])} | {_pct(r['equal_torch'])} |"
+                  for r in RESULTS["unary"]]
     lines += ["", "## Acceptance checks (issues 4 and 9)", "", "| check | value | limit | ok |", "|---|---|---|---|"]
     lines += [f"| {c['check']} | {_fmt(c['value'], 2)}{c['unit']} | {c['limit']}{c['unit']} | "
               f"{'yes' if c['ok'] else '**no**'} |" for c in RESULTS["checks"]]
@@ -384,3 +402,75 @@ def test_fused_chain(dtype):
           f"torch.compile {_fmt(torch_ms, 3)} ms")
     _check(f"fuse {dtype}: speedup over eager cupy", row["vs_cupy"], 3.0, row["vs_cupy"] >= 3.0, "x")
     _strict([] if row["vs_cupy"] >= 3.0 else [f"fuse {dtype}: {row['vs_cupy']:.2f}x eager cupy < 3x"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary functions and the fused GELU (issue 23)
+
+_GELU_C = 0.7978845608028654   # sqrt(2 / pi)
+
+
+def _gelu_gp(x):
+    return 0.5 * x * (1 + gp.tanh(_GELU_C * (x + 0.044715 * x * x * x)))
+
+
+def _gelu_cupy(x):
+    return 0.5 * x * (1 + cp.tanh(_GELU_C * (x + 0.044715 * x * x * x)))
+
+
+_GELU_FUSED = []
+
+
+def _unary_fns(fn, dtype):
+    """(gp, cupy, torch) callables for one row; sigmoid on float16 runs under torch's rules (NumPy's
+    values have no float16 sigmoid: the numpy policy gives float64), as bench/bench_unary.py does."""
+    if fn == "gelu":
+        if not _GELU_FUSED:
+            _GELU_FUSED.append(gp.fuse(_gelu_gp))
+        return (_GELU_FUSED[0], _gelu_cupy,
+                torch and (lambda t: torch.nn.functional.gelu(t, approximate="tanh")))
+    if fn == "sigmoid":
+        pol = "numpy" if dtype == "float32" else "torch"
+        return (lambda x: gp.sigmoid(x, policy=pol), lambda x: 1 / (1 + cp.exp(-x)), torch and torch.sigmoid)
+    return getattr(gp, fn), getattr(cp, fn), torch and getattr(torch, fn)
+
+
+def _equal_fraction(a, b):
+    """The fraction of elements with the same bits (any NaN equal to any NaN)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return None
+    u = cp.dtype(f"u{a.dtype.itemsize}")
+    same = (a.view(u) == b.view(u)) | (cp.isnan(a) & cp.isnan(b))
+    return float(same.mean())
+
+
+UNARY_CASES = [(fn, dt) for fn in ("exp", "tanh", "sigmoid", "gelu") for dt in ("float32", "float16")]
+
+
+@pytest.mark.parametrize("fn, dtype", UNARY_CASES, ids=[f"unary-{f}-{d}" for f, d in UNARY_CASES])
+def test_unary(fn, dtype):
+    n = UNARY_N
+    x = (cp.random.default_rng(7).standard_normal(n, dtype=cp.float32) * 3).astype(dtype)
+    gpf, cpf, tf = _unary_fns(fn, dtype)
+    got = gpf(x)
+    gp_ms = _median_gpu_ms(lambda: gpf(x))
+    nbytes = x.nbytes + got.nbytes
+    copy_ms = _copy_ms(nbytes)
+    want = cpf(x)
+    cupy_ms = _median_gpu_ms(lambda: cpf(x))
+    torch_ms = equal_torch = None
+    if tf:
+        try:
+            tx = _torch_view(x)
+            tw = tf(tx)
+            torch_ms = _median_gpu_ms(lambda: tf(tx))
+            equal_torch = _equal_fraction(got, cp.from_dlpack(tw))
+        except Exception as exc:  # noqa: BLE001
+            print(f"\ntorch {fn} {dtype}: {type(exc).__name__}: {str(exc)[:200]}")
+    row = {"fn": fn, "dtype": dtype, "gp_dtype": str(got.dtype), "n": n, "gp_ms": gp_ms, "gp_gbs": nbytes / gp_ms / 1e6,
+           "copy_gbs": nbytes / copy_ms / 1e6, "cupy_ms": cupy_ms, "torch_ms": torch_ms,
+           "vs_cupy": cupy_ms / gp_ms, "vs_torch": torch_ms / gp_ms if torch_ms else None,
+           "equal_cupy": _equal_fraction(got, want), "equal_torch": equal_torch}
+    RESULTS["unary"].append(row)
+    print(f"\nunary {fn} {dtype} n={n}: gp {gp_ms:.4f} ms ({100 * row['gp_gbs'] / row['copy_gbs']:.0f}% of copy), "
+          f"cupy {cupy_ms:.4f} ms, torch {_fmt(torch_ms, 4)} ms")

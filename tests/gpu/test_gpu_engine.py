@@ -5,7 +5,7 @@ The sweep's cases, values and comparison live in tests/support/engine_cases.py, 
 x op x dtype pair x operand kind the GPU result (CuPy arrays in) must have the CPU engine's dtype
 (NumPy arrays in) and its values, bit for bit for exact ops (signed zeros included, any NaN
 matches any NaN), within ULPS for transcendental ones. GP_GPU_SWEEP picks the tier (quick,
-standard (default), full: see engine_cases).
+standard (default), full: see engine_cases); GP_GPU_OPS=exp,clip,astype,... keeps the cases of those ops.
 
 The CPU references are computed first in GP_GPU_WORKERS spawned processes (default: the CPU
 count - 1; the CPU engine compiles one Numba kernel per plan), then the GPU kernels are compiled
@@ -66,8 +66,10 @@ def to_host(r):
 def sweep():
     from gpupromote.engines.cuda import engine as cuda_cupy
     workers = int(os.environ.get("GP_GPU_WORKERS", max(1, (os.cpu_count() or 2) - 1)))
+    ops = set(filter(None, os.environ.get("GP_GPU_OPS", "").split(",")))   # a subset of the ops, e.g. "clip,astype"
     s = Sweep(os.environ.get("GP_GPU_SWEEP", "standard"), workers,
-              lambda items: cuda_cupy.precompile(items, workers=workers))
+              lambda items: cuda_cupy.precompile(items, workers=workers),
+              select=(lambda c: c[1] in ops) if ops else None)
     yield s
     path = os.environ.get("GP_GPU_REPORT")
     if path:

@@ -546,4 +546,5 @@ class Sweep:
                 "failures": self.failures}
 
 
-GROUPS = [(p, op) for p in policy_names() for op in (*OPS, *UNARY, "clip")]
+# astype runs under NumPy's values alone (enumerate_cases): its cases form one group
+GROUPS = [(p, op) for p in policy_names() for op in (*OPS, *UNARY, "clip")] + [("numpy", "astype")]
