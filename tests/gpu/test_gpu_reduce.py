@@ -65,7 +65,12 @@ def _run_gpu(module, red, views, M, K, div, shape, grid, block):
     else:
         nc = cuda.chunks(K)
         part = cp.zeros(max(M * nc, 1), red.acc.numpy)
-        module.get_function(f"{name}_parts")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc), part, *ops))
+        if red.sequential:
+            module.get_function(f"{name}_parts")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc), part, *ops))
+        else:
+            lanes = cp.zeros(max(M * -(-K // 128) * 8, 1), red.acc.numpy)
+            module.get_function(f"{name}_lanes")((grid,), (block,), (np.int64(M), np.int64(K), lanes, *ops))
+            module.get_function(f"{name}_leaves")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc), part, lanes))
         module.get_function(f"{name}_merge")((grid,), (block,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
     return out.get()
 

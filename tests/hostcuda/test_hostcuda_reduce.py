@@ -89,8 +89,15 @@ def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse):
     else:
         nc = cuda.chunks(K)
         part = np.zeros(max(M * nc, 1), red.acc.numpy)
-        _launch(lib, f"{name}_parts", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
-                                                    _ptr(part), *_operand_args(views)], reverse)
+        if red.sequential:
+            _launch(lib, f"{name}_parts", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
+                                                        _ptr(part), *_operand_args(views)], reverse)
+        else:
+            lanes = np.zeros(max(M * -(-K // 128) * 8, 1), red.acc.numpy)
+            _launch(lib, f"{name}_lanes", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), _ptr(lanes),
+                                                        *_operand_args(views)], reverse)
+            _launch(lib, f"{name}_leaves", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
+                                                         _ptr(part), _ptr(lanes)], reverse)
         _launch(lib, f"{name}_merge", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(nc), ctypes.c_double(div),
                                                     _ptr(part), _ptr(store)], reverse)
 

@@ -39,6 +39,8 @@ def kernel_names(red: Reduction) -> list[str]:
         return [f"{n}_rows"]
     if red.scan:
         return [f"{n}_scan"]
+    if not red.sequential:
+        return [f"{n}_lanes", f"{n}_leaves", f"{n}_merge"]
     return [f"{n}_parts", f"{n}_merge"]
 
 
@@ -194,6 +196,8 @@ def reduction_code(red: Reduction) -> str:
             "  }", "}", ""]))
         return "".join(code)
     code.append(_node(red, fname, f"{name}_node"))
+    if not red.sequential:
+        code.append(_lane_kernels(red, name, fname, decls, init, grid))
     code.append("\n".join([
         f'extern "C" __global__ void {name}_parts(long long M, long long K, long long nc, {acc}* __restrict__ part, '
         f'{", ".join(decls)}) {{',
@@ -217,6 +221,41 @@ def reduction_code(red: Reduction) -> str:
         f"    y[m] = {fname}::fin(nc ? stack[0] : {_ident(red) or 'stack[0]'}, div);",
         "  }", "}", ""]))
     return "".join(code)
+
+
+def _lane_kernels(red: Reduction, name, fname, decls, init, grid) -> str:
+    """The coalesced schedule of the same order: ``_lanes``, one thread per (row, leaf, lane) (a
+    warp reads four leaves' eight lanes side by side), then ``_leaves``, one thread per (row,
+    chunk): each leaf's lanes combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), the leaves by the
+    binary counter; ``_merge`` as for the other reductions."""
+    acc = _acc_c(red)
+    return "\n".join([
+        f'extern "C" __global__ void {name}_lanes(long long M, long long K, {acc}* __restrict__ lanes, {", ".join(decls)}) {{',
+        f"  const {fname} f = {init};", *grid,
+        f"  const long long nl = (K + {LEAF - 1}) / {LEAF};",
+        f"  for (long long i = start; i < M * nl * {LANES}; i += stride) {{",
+        f"    const long long m = i / (nl * {LANES}), r = i % (nl * {LANES}), l = r / {LANES}, j = r % {LANES};",
+        f"    const long long k0 = l * {LEAF}, k1 = k0 + {LEAF} < K ? k0 + {LEAF} : K;",
+        f"    {acc} a = {_ident(red)};",
+        f"    for (long long k = k0 + j; k < k1; k += {LANES}) a = f.comb(a, f.elem(m, k));",
+        "    lanes[i] = a;", "  }", "}", "",
+        f'extern "C" __global__ void {name}_leaves(long long M, long long K, long long nc, {acc}* __restrict__ part, '
+        f'const {acc}* __restrict__ lanes) {{',
+        *grid,
+        f"  const long long nl = (K + {LEAF - 1}) / {LEAF};",
+        "  for (long long i = start; i < M * nc; i += stride) {",
+        "    const long long m = i / nc, c = i % nc;",
+        f"    const long long l0 = c * {CHUNK_LEAVES}, l1 = l0 + {CHUNK_LEAVES} < nl ? l0 + {CHUNK_LEAVES} : nl;",
+        f"    {acc} stack[{STACK}]; int top = 0;",
+        "    for (long long l = l0; l < l1; ++l) {",
+        f"      const {acc}* r = lanes + (m * nl + l) * {LANES};",
+        f"      stack[top++] = {fname}::comb({fname}::comb({fname}::comb(r[0], r[1]), {fname}::comb(r[2], r[3])), "
+        f"{fname}::comb({fname}::comb(r[4], r[5]), {fname}::comb(r[6], r[7])));",
+        f"      for (long long b = l - l0 + 1; (b & 1) == 0; b >>= 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
+        "    }",
+        f"    while (top > 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
+        f"    part[i] = top ? stack[0] : {_ident(red)};",
+        "  }", "}", ""])
 
 
 def _kernels_of(red: Reduction):
@@ -261,7 +300,7 @@ def _module(red: Reduction, device_id: int):
 
 
 def _grid(n: int) -> int:
-    return max(1, min(-(-n // _BLOCK), 65535))
+    return max(1, min(-(-n // _BLOCK), 1 << 20))
 
 
 def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0):
@@ -290,6 +329,14 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0)
     else:
         nc = chunks(K)
         part = cp.empty(max(M * nc, 1), red.acc.numpy)
-        mod.get_function(f"{name}_parts")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc), part, *ops))
+        if red.sequential:
+            mod.get_function(f"{name}_parts")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc), part,
+                                                                            *ops))
+        else:
+            n = M * (-(-K // LEAF)) * LANES
+            lanes = cp.empty(max(n, 1), red.acc.numpy)
+            mod.get_function(f"{name}_lanes")((_grid(n),), (_BLOCK,), (np.int64(M), np.int64(K), lanes, *ops))
+            mod.get_function(f"{name}_leaves")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc),
+                                                                             part, lanes))
         mod.get_function(f"{name}_merge")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
     return out
