@@ -62,9 +62,17 @@ def _group(fn, dtype):
     return f"unary {fn} N=1e7 {dtype}"
 
 
+def _gp_fn(fn, dtype):
+    # NumPy's sigmoid is SciPy's expit, which has no float16 / bfloat16 loop (the numpy policy gives
+    # float64): the narrow rows run under torch's rules, which keep the format, as the baseline does
+    if fn == "sigmoid" and dtype != "float32":
+        return lambda x: gp.sigmoid(x, policy="torch")
+    return getattr(gp, fn)
+
+
 @pytest.mark.parametrize("fn, dtype", CASES, ids=[f"{f}-{d}" for f, d in CASES])
 def test_gpupromote_unary(benchmark, fn, dtype):
-    x, f = _input(fn, dtype), getattr(gp, fn)
+    x, f = _input(fn, dtype), _gp_fn(fn, dtype)
     with np.errstate(all="ignore"):
         got, want = f(x), _numpy_fn(fn)(x)
     assert got.dtype == want.dtype
