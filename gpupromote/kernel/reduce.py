@@ -48,16 +48,22 @@ COMBINES = ("add", "multiply", "max", "min", "or", "and", "argmax", "argmin")
 # loops, PyTorch), "first" the earlier (NumPy's float16 loop), "signed" orders -0.0 below 0.0 (XLA)
 TIES = ("last", "first", "signed")
 _TIE_OF_VALUES = {("jax", "f"): "signed", ("numpy", "f2"): "first"}
+# scans of float16 / bfloat16 that round their running value at each step (NumPy's add.accumulate
+# loop in the narrow type, XLA's cumsum in the operand's type); torch's accumulates in float32
+_NARROW_SCANS = ("numpy", "jax")
+_POSITIVE_ZERO_SCANS = ("torch", "jax")
+_WIDE_SCANS = ("torch",)   # at::cumsum accumulates float32 / complex64 in double (its acc_type on the CPU)   # torch.cumsum / jnp.cumsum of [-0.0, ...] start with 0.0
 _SEQUENTIAL = ("max", "min", "or", "and", "argmax", "argmin")
 
 
 class Reduction:
     """One reduction kernel (see the module docstring). Compares and hashes by ``text``."""
 
-    __slots__ = ("map", "combine", "acc", "finish", "scan", "expr", "tie", "label", "text", "digest", "_hash")
+    __slots__ = ("map", "combine", "acc", "finish", "scan", "expr", "tie", "narrow", "start", "label", "text", "digest",
+                 "_hash")
 
     def __init__(self, map_kernel: ir.Kernel, combine: str, finish: ir.Kernel | None = None, scan: bool = False,
-                 label: str = "reduce", tie: str = "last"):
+                 label: str = "reduce", tie: str = "last", narrow=None, start: str = "neg"):
         if combine not in COMBINES:
             raise ValueError(f"unknown combine {combine!r}: one of {COMBINES}")
         if tie not in TIES:
@@ -67,10 +73,17 @@ class Reduction:
         # which of two equal values max / min keep (only -0.0 and 0.0 can tell): a real float only
         self.tie = tie if combine in ("max", "min") and self.acc.kind == "f" else "last"
         self.expr = _combine_expr(combine, self.acc)
+        # a scan whose running value is rounded to a narrow float after each step (NumPy's and JAX's
+        # float16 / bfloat16 cumsum), and which zero a float sum starts from ("neg": -0.0, so the
+        # first prefix is the first element; "pos": +0.0, torch's and JAX's cumsum of -0.0 is 0.0)
+        self.narrow = D.dtype(narrow) if narrow is not None and scan else None
+        self.start = start if scan and combine == "add" and self.acc.kind in "fc" else "neg"
         if finish is not None and (finish.params[0].dtype is not self.acc or len(finish.params) != 2):
             raise ValueError("a finish kernel takes (acc, divisor) with acc of the accumulator's dtype")
         parts = [f"reduce {combine} [{self.acc.code}] {self.expr}{' scan' if scan else ''}"
-                 f"{'' if self.tie == 'last' else ' ties ' + self.tie}", "map:", map_kernel.text]
+                 f"{'' if self.tie == 'last' else ' ties ' + self.tie}"
+                 f"{'' if self.narrow is None else ' rounded to ' + self.narrow.code}"
+                 f"{'' if self.start == 'neg' else ' from +0'}", "map:", map_kernel.text]
         if finish is not None:
             parts += ["finish:", finish.text]
         self.text = "\n".join(parts)
@@ -208,8 +221,14 @@ def _reduction_of(plan, stage: str = "main") -> Reduction:
         return Reduction(ir.Kernel([x], ir.cast(x, acc), label=op), combine, None, label=op)
     via = ir.rounds_inputs_through(plan)
     value = ir.read(x, acc, via)
+    scan = op in ("cumsum", "cumprod")
+    values = getattr(plan, "values", "numpy")
+    if scan and values in _WIDE_SCANS and acc.code in ("f4", "c8"):   # torch.cumsum of float32 runs in double
+        acc = D.float64 if acc.code == "f4" else D.complex128
+        value = ir.read(x, acc, via)
+    narrow = plan.result if scan and plan.result.is_narrow_float and values in _NARROW_SCANS else None
     return Reduction(ir.Kernel([x], value, label=op), combine, _finish(acc, result, op == "mean"),
-                     scan=op in ("cumsum", "cumprod"), label=op)
+                     scan=scan, label=op, narrow=narrow, start="pos" if values in _POSITIVE_ZERO_SCANS else "neg")
 
 
 def fused(map_kernel: ir.Kernel, plan, label: str = "fused") -> Reduction:

@@ -33,6 +33,7 @@ CASES = [
     ("var", "complex64", "numpy", 2, 200), ("max", "float32", "numpy", 3, 1000), ("min", "float16", "torch", 3, 257),
     ("any", "float32", "numpy", 4, 300), ("all", "int8", "numpy", 4, 300), ("argmax", "float32", "numpy", 3, 1000),
     ("argmin", "int16", "torch", 3, 1000), ("cumsum", "float32", "numpy", 3, 500), ("cumprod", "float64", "numpy", 2, 50),
+    ("cumsum", "float32", "torch", 3, 300), ("cumsum", "float16", "jax", 3, 300), ("cumprod", "bfloat16", "numpy", 2, 40),
     ("max", "float32", "jax", 3, 300), ("min", "float16", "numpy", 3, 300), ("min", "float64", "jax", 2, 129),
     ("sum", "float32", "numpy", 2, 0), ("sum", "float32", "numpy", 1, 1), ("sum", "float32", "numpy", 2, 7),
 ]

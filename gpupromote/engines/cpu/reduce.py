@@ -79,6 +79,8 @@ def _ident(red: Reduction) -> str:
     v = identity_of(red.combine, red.acc)
     if v is None:
         return None
+    if red.start == "pos":
+        v = complex(0.0, 0.0) if red.acc.kind == "c" else 0.0
     if red.acc.kind == "b":
         return "True" if v else "False"
     if red.acc.kind == "c":
@@ -140,6 +142,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
                   f"        a = {_ident(red)}",
                   "        for k in range(K):",
                   f"            a = comb(a, elem({args}, m, k))",
+                  *([f"            a = {_cast('a', red.acc, red.narrow)}"] if red.narrow is not None else []),
                   "            out[m, k] = fin(a, 0.0)"]
     else:
         lines += _tree_lines(red, args, acc_np)

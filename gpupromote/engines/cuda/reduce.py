@@ -52,6 +52,8 @@ def _ident(red: Reduction) -> str | None:
     v = identity_of(red.combine, red.acc)
     if v is None:
         return None
+    if red.start == "pos":
+        v = complex(0.0, 0.0) if red.acc.kind == "c" else 0.0
     acc, c = red.acc, _acc_c(red)
     if acc.kind == "b":
         return "true" if v else "false"
@@ -192,7 +194,10 @@ def reduction_code(red: Reduction) -> str:
             f"  const {fname} f = {init};", *grid,
             "  for (long long m = start; m < M; m += stride) {",
             f"    {acc} a = {_ident(red)};",
-            "    for (long long k = 0; k < K; ++k) { a = f.comb(a, f.elem(m, k)); y[m * K + k] = f.fin(a, 0.0); }",
+            "    for (long long k = 0; k < K; ++k) {",
+            "      a = f.comb(a, f.elem(m, k));",
+            *([f"      a = {cast_text('a', red.acc, red.narrow)};"] if red.narrow is not None else []),
+            "      y[m * K + k] = f.fin(a, 0.0);", "    }",
             "  }", "}", ""]))
         return "".join(code)
     code.append(_node(red, fname, f"{name}_node"))
