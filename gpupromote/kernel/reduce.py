@@ -51,8 +51,8 @@ _TIE_OF_VALUES = {("jax", "f"): "signed", ("numpy", "f2"): "first"}
 # scans of float16 / bfloat16 that round their running value at each step (NumPy's add.accumulate
 # loop in the narrow type, XLA's cumsum in the operand's type); torch's accumulates in float32
 _NARROW_SCANS = ("numpy", "jax")
-_POSITIVE_ZERO_SCANS = ("torch", "jax")
-_WIDE_SCANS = ("torch",)   # at::cumsum accumulates float32 / complex64 in double (its acc_type on the CPU)   # torch.cumsum / jnp.cumsum of [-0.0, ...] start with 0.0
+_POSITIVE_ZERO_SCANS = ("torch", "jax")   # torch.cumsum / jnp.cumsum of [-0.0, ...] start with 0.0
+_WIDE_SCANS = ("torch",)   # at::cumsum accumulates float32 / complex64 in double (its acc_type on the CPU)
 _SEQUENTIAL = ("max", "min", "or", "and", "argmax", "argmin")
 
 

@@ -12,7 +12,6 @@ import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import reduce as cpu
 from gpupromote.engines.cuda import reduce as cuda
-from gpupromote.kernel.reduce import reduction_of
 
 
 def _gpu_available():

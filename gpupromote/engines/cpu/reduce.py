@@ -164,7 +164,7 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
         lines = []
         # a full leaf: its terms first, into buf (a plain loop LLVM vectorizes: narrow loads, the
         # map's math), then the eight lanes over buf
-        leaf_value = [f"        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}", "        if k0 + LEAF <= K:"]
+        leaf_value = ["        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}", "        if k0 + LEAF <= K:"]
         if red.map.steps():
             leaf_value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)",
                            f"            for t in range(LEAF // {LANES}):", f"                k = {LANES} * t"]
@@ -176,7 +176,8 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
                        f"                e = elem({args}, m, k)"]
         for j in range(LANES):
             kw = "if" if j == 0 else ("elif" if j < LANES - 1 else "else")
-            leaf_value += [f"                {kw}{'' if kw == 'else' else f' j == {j}'}:", f"                    r{j} = comb(r{j}, e)"]
+            leaf_value += [f"                {kw}{'' if kw == 'else' else f' j == {j}'}:",
+                           f"                    r{j} = comb(r{j}, e)"]
         leaf_value += ["        v = comb(comb(comb(r0, r1), comb(r2, r3)), comb(comb(r4, r5), comb(r6, r7)))"]
     push = ["        stack[top] = v", "        top += 1",
             "        c = l - l0 + 1   # the binary counter: leaf c joins as many neighbours as c has trailing zeros",

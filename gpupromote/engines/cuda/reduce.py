@@ -155,7 +155,8 @@ def _node(red: Reduction, fname: str, nname: str) -> str:
                   f"    const {acc} v = f.comb(f.comb(f.comb(r0, r1), f.comb(r2, r3)), f.comb(f.comb(r4, r5), f.comb(r6, r7)));"]
     lines += ["    stack[top++] = v;",
               "    // the binary counter: leaf c joins as many complete neighbours as c has trailing zeros",
-              "    for (long long c = l - l0 + 1; (c & 1) == 0; c >>= 1) { --top; stack[top - 1] = f.comb(stack[top - 1], stack[top]); }",
+              "    for (long long c = l - l0 + 1; (c & 1) == 0; c >>= 1) {",
+              "      --top; stack[top - 1] = f.comb(stack[top - 1], stack[top]);", "    }",
               "  }",
               "  while (top > 1) { --top; stack[top - 1] = f.comb(stack[top - 1], stack[top]); }",
               "  return stack[0];", "}"]
@@ -220,7 +221,8 @@ def reduction_code(red: Reduction) -> str:
         f"    {acc} stack[{STACK}]; int top = 0;",
         "    for (long long l = 0; l < nc; ++l) {",
         "      stack[top++] = part[m * nc + l];",
-        f"      for (long long c = l + 1; (c & 1) == 0; c >>= 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
+        "      for (long long c = l + 1; (c & 1) == 0; c >>= 1) {",
+        f"        --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]);", "      }",
         "    }",
         f"    while (top > 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
         f"    y[m] = {fname}::fin(nc ? stack[0] : {_ident(red) or 'stack[0]'}, div);",
@@ -256,7 +258,8 @@ def _lane_kernels(red: Reduction, name, fname, decls, init, grid) -> str:
         f"      const {acc}* r = lanes + (m * nl + l) * {LANES};",
         f"      stack[top++] = {fname}::comb({fname}::comb({fname}::comb(r[0], r[1]), {fname}::comb(r[2], r[3])), "
         f"{fname}::comb({fname}::comb(r[4], r[5]), {fname}::comb(r[6], r[7])));",
-        f"      for (long long b = l - l0 + 1; (b & 1) == 0; b >>= 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
+        "      for (long long b = l - l0 + 1; (b & 1) == 0; b >>= 1) {",
+        f"        --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]);", "      }",
         "    }",
         f"    while (top > 1) {{ --top; stack[top - 1] = {fname}::comb(stack[top - 1], stack[top]); }}",
         f"    part[i] = top ? stack[0] : {_ident(red)};",
