@@ -52,6 +52,7 @@ _TIE_OF_VALUES = {("jax", "f"): "signed", ("numpy", "f2"): "first"}
 # loop in the narrow type, XLA's cumsum in the operand's type); torch's accumulates in float32
 _NARROW_SCANS = ("numpy", "jax")
 _POSITIVE_ZERO_SCANS = ("torch", "jax")   # torch.cumsum / jnp.cumsum of [-0.0, ...] start with 0.0
+_RECIPROCAL_MEANS = ("jax",)   # jnp.mean's division by the count is a multiplication by its reciprocal in XLA
 _WIDE_SCANS = ("torch",)   # at::cumsum accumulates float32 / complex64 in double (its acc_type on the CPU)
 _SEQUENTIAL = ("max", "min", "or", "and", "argmax", "argmin")
 
@@ -153,7 +154,9 @@ _COMBINE_OF = {"sum": "add", "prod": "multiply", "cumsum": "add", "cumprod": "mu
                "max": "max", "min": "min", "any": "or", "all": "and", "argmax": "argmax", "argmin": "argmin"}
 
 
-def _finish(acc: D.DType, result: D.DType, divide: bool, sqrt: bool = False) -> ir.Kernel | None:
+def _finish(acc: D.DType, result: D.DType, divide: bool, sqrt: bool = False, reciprocal: bool = False) -> ir.Kernel | None:
+    """(acc, divisor) -> the stored value: acc / divisor (``reciprocal``: acc * (1 / divisor), XLA's
+    rewrite of a division by a constant, which jnp.mean and jnp.var meet), sqrt'ed for std."""
     if not divide:
         return None if acc is result else ir.Kernel([ir.param(0, acc), ir.param(1, D.float64, folded=True)],
                                                     ir.cast(ir.param(0, acc), result), label="finish")
@@ -162,8 +165,12 @@ def _finish(acc: D.DType, result: D.DType, divide: bool, sqrt: bool = False) -> 
         num, den, work = a, ir.cast(n, acc), acc
     else:   # an integer mean (Paddle keeps the dtype): the quotient in float64, truncated by the cast
         num, den, work = ir.cast(a, D.float64), n, D.float64
-    div = op_named("true_divide")
-    v = ir.apply("true_divide", (num, den), work, work, div.expression(work, work))
+    if reciprocal and work.kind == "f":
+        r = ir.apply("reciprocal", (den,), work, work, op_named("reciprocal").expression(work, work))
+        v = ir.apply("multiply", (num, r), work, work, op_named("multiply").expression(work, work))
+    else:
+        div = op_named("true_divide")
+        v = ir.apply("true_divide", (num, den), work, work, div.expression(work, work))
     if sqrt:
         v = ir.apply("sqrt", (v,), work, work, op_named("sqrt").expression(work, work))
     return ir.Kernel([a, n], ir.cast(v, result), label="finish")
@@ -189,9 +196,11 @@ def _reduction_of(plan, stage: str = "main") -> Reduction:
     operand 1, divided by the divisor)."""
     op, acc, result = plan.op, plan.compute, plan.result
     x = ir.param(0, plan.inputs[0])
+    recip = getattr(plan, "values", "numpy") in _RECIPROCAL_MEANS
     if op in ("var", "std"):
         if stage == "mean":
-            return Reduction(ir.Kernel([x], ir.cast(x, acc), label=f"{op}_mean"), "add", _finish(acc, acc, True),
+            return Reduction(ir.Kernel([x], ir.cast(x, acc), label=f"{op}_mean"), "add", _finish(acc, acc, True,
+                                                                                                  reciprocal=recip),
                              label=f"{op}_mean")
         mean = ir.param(1, acc)
         sub = op_named("subtract")
@@ -227,7 +236,7 @@ def _reduction_of(plan, stage: str = "main") -> Reduction:
         acc = D.float64 if acc.code == "f4" else D.complex128
         value = ir.read(x, acc, via)
     narrow = plan.result if scan and plan.result.is_narrow_float and values in _NARROW_SCANS else None
-    return Reduction(ir.Kernel([x], value, label=op), combine, _finish(acc, result, op == "mean"),
+    return Reduction(ir.Kernel([x], value, label=op), combine, _finish(acc, result, op == "mean", reciprocal=recip),
                      scan=scan, label=op, narrow=narrow, start="pos" if values in _POSITIVE_ZERO_SCANS else "neg")
 
 
@@ -241,7 +250,8 @@ def fused(map_kernel: ir.Kernel, plan, label: str = "fused") -> Reduction:
     else:
         value = ir.read(map_kernel.value, acc, ir.rounds_inputs_through(plan))
     k = ir.Kernel(map_kernel.params, value, map_kernel.checks, label=label)
-    return Reduction(k, combine, _finish(acc, result, op == "mean"), label=label,
+    recip = getattr(plan, "values", "numpy") in _RECIPROCAL_MEANS
+    return Reduction(k, combine, _finish(acc, result, op == "mean", reciprocal=recip), label=label,
                      tie=tie_of(plan) if combine in ("max", "min") else "last")
 
 

@@ -213,3 +213,10 @@ def test_long_rows_keep_the_tie_rule_of_zeros_and_the_first_nan(policy, dtype, w
     assert math.isnan(float(got[1])) and float(got[0]) == 0
     y = np.random.default_rng(6).standard_normal((4, 999)).astype(dtype)
     np.testing.assert_array_equal(gp.min(y, axis=1, policy=policy), y.min(axis=1))
+
+
+def test_jax_mean_multiplies_by_the_reciprocal_of_the_count():
+    """jnp.mean([255, 255, 1] uint8) is 0x432a5556 (511 * float32(1/3)); np.mean's 511 / 3 rounds to ...55."""
+    x = np.array([255, 255, 1], np.uint8)
+    assert np.asarray(gp.mean(x, policy="jax")).view(np.uint32) == 0x432a5556
+    assert np.asarray(gp.mean(x.astype(np.float32), policy="numpy")).view(np.uint32) == 0x432a5555
