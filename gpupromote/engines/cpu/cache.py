@@ -58,7 +58,8 @@ MATH_MODULES = tuple(f"gpupromote.kernel.math.{p.stem}" for p in sorted(Path(_ke
 KERNEL_MODULES = ("gpupromote.engines.cpu.helpers", *HELPER_MODULES, "gpupromote.engines.cpu.elementwise",
                   "gpupromote.engines.cpu.engine", "gpupromote.engines.cpu.source",
                   "gpupromote.engines.cpu.kernels", "gpupromote.engines.cpu.threads",
-                  "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache", *MATH_MODULES)
+                  "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache", "gpupromote.engines.cpu.reduce",
+                  *MATH_MODULES)
 
 
 def _module_source(name: str) -> bytes:
