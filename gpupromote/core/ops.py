@@ -172,7 +172,7 @@ _UNARY_TABLE = [
     ("round",          1, _DEFAULT,  NUMERIC,            "gp_rint(in0)"),                  # why: round(x) is rint(x); integers keep
     ("sign",           1, _DEFAULT,  NUMERIC,            "gp_sign(in0)"),
     ("square",         1, _DEFAULT,  NUMERIC,            "in0 * in0"),
-    ("reciprocal",     1, _DEFAULT,  NUMERIC,            "gp_reciprocal(in0)"),            # NumPy: an integer reciprocal for integers
+    ("reciprocal",     1, _DEFAULT,  NUMERIC,            "gp_reciprocal(in0)"),            # NumPy: integers stay integers
     ("isnan",          1, _BOOL,     ALL_KINDS,          "gp_isnan(in0)"),
     ("isinf",          1, _BOOL,     ALL_KINDS,          "gp_isinf(in0)"),
     ("isfinite",       1, _BOOL,     ALL_KINDS,          "gp_isfinite(in0)"),

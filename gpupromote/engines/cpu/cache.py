@@ -47,7 +47,8 @@ __all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNE
 
 # Modules whose code ends up in a kernel's machine code (imported by the generated sources, or
 # inlined through them), and the rest of the CPU engine (engine, the generator, the compiling and
-# launching, threads, pool), covered as a whole: every module of engines/cpu/. Add a module here when generated kernels start importing from it.
+# launching, threads, pool), covered as a whole: every module of engines/cpu/. Add a module here when
+# generated kernels start importing from it.
 HELPER_MODULES = ("gpupromote.engines.cpu.intrinsics", "gpupromote.engines.cpu.narrow",
                   "gpupromote.engines.cpu.binary",
                   "gpupromote.engines.cpu.owned_math", "gpupromote.engines.cpu.unary", "gpupromote.engines.cpu.casts")

@@ -58,7 +58,8 @@ class ArrayAPIRules(Rules):
         for o in values[1:]:
             if o.category == "scalar":
                 if x.kind not in self.scalar_kinds[o.pykind]:
-                    return None, f"a Python {PY_KIND_NAMES[o.pykind]} bound can only clip {self.scalar_kinds[o.pykind]!r}-kind arrays"
+                    return None, (f"a Python {PY_KIND_NAMES[o.pykind]} bound can only clip "
+                                  f"{self.scalar_kinds[o.pykind]!r}-kind arrays")
             elif o.dtype.kind not in family:
                 return None, f"a {o.dtype.name} bound cannot clip a {x.name} array (the standard takes bounds of x's kind)"
         trace(f"clip keeps x's dtype {x.name}")
