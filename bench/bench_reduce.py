@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import gpupromote as gp  # noqa: E402
+from _torch_cpu import as_torch, torch_one_thread  # noqa: E402  (bench/, on sys.path as the suite's folder)
 
 gp.set_num_threads(1)
 
@@ -40,16 +41,6 @@ ROWS = _rng.standard_normal((4096, 1024)).astype(np.float32)
 _ROUNDS = dict(rounds=7, warmup_rounds=1)
 
 
-def _torch():
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
-    return torch
-
-
-def _as_torch(torch, x):
-    if x.dtype == ml_dtypes.bfloat16:
-        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(x)
 
 
 # --- sums -----------------------------------------------------------------------------------------
@@ -82,8 +73,8 @@ def test_numpy_sum(benchmark, dtype):
 
 @pytest.mark.parametrize("dtype", list(DATA))
 def test_torch_sum(benchmark, dtype):
-    torch = _torch()
-    t = _as_torch(torch, DATA[dtype])
+    torch = torch_one_thread()
+    t = as_torch(torch, DATA[dtype])
     benchmark.group = _sum_group(dtype)
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(torch.sum, (t,), **_ROUNDS)
@@ -111,7 +102,7 @@ def test_numpy_dot(benchmark):
 
 
 def test_torch_dot(benchmark):
-    torch = _torch()
+    torch = torch_one_thread()
     x, y = torch.from_numpy(DATA["float32"]), torch.from_numpy(_Y)
     benchmark.group = _DOT
     benchmark.extra_info["impl"] = "torch"
@@ -154,7 +145,7 @@ def test_numpy_softmax(benchmark):
 
 
 def test_torch_softmax(benchmark):
-    torch = _torch()
+    torch = torch_one_thread()
     t = torch.from_numpy(ROWS)
     benchmark.group = _SOFTMAX
     benchmark.extra_info["impl"] = "torch"

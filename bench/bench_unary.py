@@ -37,6 +37,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import gpupromote as gp  # noqa: E402
+from _torch_cpu import as_torch, torch_one_thread  # noqa: E402  (bench/, on sys.path as the suite's folder)
 
 N = 10**7
 _rng = np.random.default_rng(3)
@@ -92,22 +93,12 @@ def test_numpy_unary(benchmark, fn, dtype):
         benchmark.pedantic(f, (x,), **_ROUNDS)
 
 
-def _torch():
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
-    return torch
-
-
-def _as_torch(torch, x):
-    if x.dtype == ml_dtypes.bfloat16:
-        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(x)
 
 
 @pytest.mark.parametrize("fn, dtype", CASES, ids=[f"{f}-{d}" for f, d in CASES])
 def test_torch_unary(benchmark, fn, dtype):
-    torch = _torch()
-    t, f = _as_torch(torch, _input(fn, dtype)), getattr(torch, fn)
+    torch = torch_one_thread()
+    t, f = as_torch(torch, _input(fn, dtype)), getattr(torch, fn)
     benchmark.group = _group(fn, dtype)
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(f, (t,), **_ROUNDS)
@@ -162,8 +153,8 @@ def test_numexpr_gelu(benchmark):
 
 @pytest.mark.parametrize("dtype", GELU)
 def test_torch_gelu(benchmark, dtype):
-    torch = _torch()
-    t = _as_torch(torch, DATA[dtype])
+    torch = torch_one_thread()
+    t = as_torch(torch, DATA[dtype])
     benchmark.group = f"gelu tanh N=1e7 {dtype}"
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(lambda: torch.nn.functional.gelu(t, approximate="tanh"), **_ROUNDS)
