@@ -19,22 +19,16 @@ $(ORACLE): $(STAMP)
 	$(PY) -m pip install -q torch==2.13.0 jax jaxlib || echo "oracle frameworks unavailable: oracle tests will skip"
 	touch $(ORACLE)
 
-# The suite runs as five pytest processes, so that no one holds every tier's memory at once (the
-# kernels a process compiles stay until it exits): the CPU engine against torch and jax (both
-# imported, and the kernels of their policies), the other oracle tests, the engines' tiers (CPU
-# engine, NVRTC, the host CUDA tier), the dispatcher and the kernel description (gp.fuse,
-# reductions, the owned math library), and everything else. Each prints its own summary; `make test`
-# fails if any fails. A folder added to tests/ runs in the last process (tests/concurrency: 8 threads
-# racing for 20 cold kernels x 20 rounds, processes sharing one cold cache). Nothing here needs a folder
-# outside the repository: tests/oracle/test_conformance.py scores the records in tests/observed (and
-# ../shared/oracle's as extra cases, only where it exists).
-TEST_TIERS := tests/oracle tests/engines tests/hostcuda tests/dispatch tests/kernel
+# The suite runs as five pytest processes, two at a time (tests/run_suite.py: why, and what it prints),
+# so that no process holds every tier's memory (the kernels a process compiles stay until it exits):
+# the engines' tiers (CPU engine, NVRTC, the host CUDA tier), the CPU engine against torch and jax, the
+# other oracle tests, the dispatcher and the kernel description (gp.fuse, reductions, the owned math
+# library), and everything else (a folder added to tests/ runs there). Combinatorial sweeps run their
+# lean tier (tests/support/tier.py): `GP_TEST_TIER=full make test` runs every case. Nothing here needs
+# a folder outside the repository: tests/oracle/test_conformance.py scores the records in tests/observed
+# (and ../shared/oracle's as extra cases, only where it exists).
 test: $(STAMP) $(ORACLE)
-	$(PY) -m pytest -q tests/oracle/test_cpu_oracle.py
-	$(PY) -m pytest -q tests/oracle --ignore=tests/oracle/test_cpu_oracle.py
-	$(PY) -m pytest -q tests/engines tests/hostcuda
-	$(PY) -m pytest -q tests/dispatch tests/kernel
-	$(PY) -m pytest -q $(foreach d,$(TEST_TIERS),--ignore=$(d))
+	$(PY) tests/run_suite.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py

@@ -3,7 +3,8 @@
 The suite compiles its kernels into a cache of its own, one per checkout (``.cache/`` at the top
 of the repository, git-ignored), never the user's ``~/.cache/gpupromote``: the tests damage and
 rewrite cache files (in temporary copies), and a warm cache survives from one ``make test`` to the
-next, which keeps CI time down. ``GP_TEST_CACHE_DIR`` puts it elsewhere (a CI cache folder).
+next, which keeps CI time down. ``GP_TEST_CACHE_DIR`` puts it elsewhere (a CI cache folder). The
+host CUDA tier's libraries are kept there as well (``GP_HOSTCUDA_CACHE`` overrides).
 """
 import os
 from pathlib import Path
@@ -13,6 +14,9 @@ _CACHE = Path(os.environ.get("GP_TEST_CACHE_DIR") or _ROOT / ".cache")
 
 os.environ["GPUPROMOTE_CACHE_DIR"] = str(_CACHE / "gpupromote")
 os.environ["CUPY_CACHE_DIR"] = str(_CACHE / "cupy")
+# the host CUDA tier's g++ builds (tests/hostcuda/builder.py) go there too, so that a fresh checkout
+# starts cold and measures what CI pays, and `make clean` plus .cache removal really is a clean start
+os.environ.setdefault("GP_HOSTCUDA_CACHE", str(_CACHE / "hostcuda"))
 
 
 # GP_TEST_MEMORY_REPORT=path: after each test module, the process's resident memory now and at

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
+from tests.support import tier
 
 mpmath = pytest.importorskip("mpmath")
 
@@ -172,11 +173,12 @@ def _numpy_or_correctly_rounded(op, args, result, expected):
     return fixed
 
 
-def _cases(ops, pairs, kinds=(("array", "array"),)):
-    for op in ops:
-        for da, db in pairs:
-            for ka, kb in kinds:
-                yield pytest.param(op, da, db, ka, kb, id=f"{op}-{da}-{db}-{ka}-{kb}")
+def _cases(ops, pairs, kinds=(("array", "array"),), every=1):
+    """Each op with each dtype pair and operand kinds; ``every``: the lean tier keeps one in ``every`` of
+    an op's cells, rotating from op to op (tests/support/tier.py; GP_TEST_TIER=full keeps all)."""
+    grid = [(op, da, db, ka, kb) for op in ops for da, db in pairs for ka, kb in kinds]
+    for op, da, db, ka, kb in tier.thin(grid, every):
+        yield pytest.param(op, da, db, ka, kb, id=f"{op}-{da}-{db}-{ka}-{kb}")
 
 
 def _run(op, da, db, ka, kb):
@@ -189,7 +191,7 @@ def _run(op, da, db, ka, kb):
 REPRESENTATIVE = ["bool", "int8", "uint64", "float16", "bfloat16", "float32", "complex128"]
 
 
-@pytest.mark.parametrize("op, da, db, ka, kb", list(_cases(ALL_OPS, [(d, d) for d in REPRESENTATIVE])))
+@pytest.mark.parametrize("op, da, db, ka, kb", list(_cases(ALL_OPS, [(d, d) for d in REPRESENTATIVE], every=2)))
 def test_every_op_same_dtype(op, da, db, ka, kb):
     _run(op, da, db, ka, kb)
 
@@ -199,7 +201,7 @@ MIXED = [("int8", "uint8"), ("int32", "float32"), ("bfloat16", "float64"), ("int
          ("float8_e4m3fn", "float16")]
 
 
-@pytest.mark.parametrize("op, da, db, ka, kb", list(_cases(ALL_OPS, MIXED)))
+@pytest.mark.parametrize("op, da, db, ka, kb", list(_cases(ALL_OPS, MIXED, every=2)))
 def test_every_op_mixed_dtypes(op, da, db, ka, kb):
     _run(op, da, db, ka, kb)
 
@@ -231,7 +233,7 @@ def test_every_op_operand_kinds(op, da, db, ka, kb):
 
 # --- every dtype pair for add; a wide subset for multiply, true_divide, less ---------------------
 @pytest.mark.parametrize("op, da, db, ka, kb",
-                         list(_cases(["add"], [(a, b) for a in NUMPY_DTYPES for b in NUMPY_DTYPES])))
+                         list(_cases(["add"], [(a, b) for a in NUMPY_DTYPES for b in NUMPY_DTYPES], every=3)))
 def test_add_every_dtype_pair(op, da, db, ka, kb):
     _run(op, da, db, ka, kb)
 
@@ -240,7 +242,7 @@ WIDE = ["bool", "uint32", "int8", "float8_e5m2", "float16", "bfloat16", "complex
 
 
 @pytest.mark.parametrize("op, da, db, ka, kb",
-                         list(_cases(["multiply", "true_divide", "less"], [(a, b) for a in WIDE for b in WIDE])))
+                         list(_cases(["multiply", "true_divide", "less"], [(a, b) for a in WIDE for b in WIDE], every=3)))
 def test_main_ops_wide_dtype_pairs(op, da, db, ka, kb):
     _run(op, da, db, ka, kb)
 
@@ -532,9 +534,12 @@ def _outcome(fn, *args, **kwargs):
     return got, sorted(str(w.message) for w in raised)
 
 
-@pytest.mark.parametrize("policy", ["numpy", "torch", "jax", "jax-x64", "paddle", "tf-all", "array-api"])
-@pytest.mark.parametrize("op", ["add", "multiply", "less", "maximum", "bitwise_and", "left_shift", "true_divide",
-                                "floor_divide", "remainder", "power"])
+_FAST_PATH_GRID = tier.thin([(op, policy) for op in ["add", "multiply", "less", "maximum", "bitwise_and", "left_shift",
+                                                      "true_divide", "floor_divide", "remainder", "power"]
+                             for policy in ["numpy", "torch", "jax", "jax-x64", "paddle", "tf-all", "array-api"]], 2)
+
+
+@pytest.mark.parametrize("op, policy", _FAST_PATH_GRID, ids=[f"{op}-{policy}" for op, policy in _FAST_PATH_GRID])
 def test_python_int_fast_path_equals_the_full_path(policy, op):
     # The op functions keep a runner per (policy, dtypes, int) built from an ordinary int and hold
     # it to the bounds that plan holds for; every value must come out as the full path gives it,

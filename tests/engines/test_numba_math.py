@@ -19,6 +19,7 @@ import pytest
 from numba import njit
 
 from gpupromote.engines.cpu import narrow as N
+from tests.support import tier
 from gpupromote.engines.cpu.helpers import *  # noqa: F403 - the names generated kernels use
 from gpupromote.engines.cpu.owned_math import gp_atan2, gp_hypot, gp_logaddexp, gp_power_complex, gp_powerf
 
@@ -347,8 +348,9 @@ OPS = {
     "remainder_xla": (gp_remainder_xla, np.remainder, "iuf", 0),
 }
 ALL_DTYPES = [np.bool_, *INT_DTYPES, *FLOAT_DTYPES, *COMPLEX_DTYPES]
-CASES = [(op, np.dtype(dt)) for op, spec in OPS.items() for dt in ALL_DTYPES
-         if np.dtype(dt).kind in spec[2]]
+# lean tier: each function on half its dtypes, rotating (tests/support/tier.py; GP_TEST_TIER=full: all)
+CASES = tier.thin([(op, np.dtype(dt)) for op, spec in OPS.items() for dt in ALL_DTYPES
+                   if np.dtype(dt).kind in spec[2]], 2, column=lambda case: case[1].name)
 
 
 @functools.lru_cache(maxsize=None)

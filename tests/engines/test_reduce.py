@@ -2,8 +2,8 @@
 accuracy at least, the frameworks' recorded values where they are exact, and the API (axis,
 keepdims, dtype=, ddof, methods).
 
-The full dtype x size x axis sweep runs with GP_FULL_REDUCE=1 (each reduction kernel is one Numba
-compile); the default set keeps to a few seconds of compiles on two cores.
+The full dtype x size x axis sweep and every record run with GP_FULL_REDUCE=1 or GP_TEST_TIER=full (each
+reduction kernel is one Numba compile); the default set keeps to a few seconds of compiles on two cores.
 """
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ import pytest
 
 import gpupromote as gp
 from gpupromote.engines.cpu import reduce as cpu_reduce
+from tests.support import tier
 
-FULL = os.environ.get("GP_FULL_REDUCE") == "1"
+FULL = os.environ.get("GP_FULL_REDUCE") == "1" or tier.FULL
 OBSERVED = Path(__file__).resolve().parents[1] / "observed"
 
 
@@ -144,7 +145,9 @@ def _records():
     return out
 
 
-RECORDS = _records()
+# lean tier: each reduction on half its (policy, dtype) cells (tests/support/tier.py)
+RECORDS = _records() if FULL else tier.thin(_records(), 2, row=lambda pr: pr[1]["op"],
+                                            column=lambda pr: (pr[0], pr[1]["a"]["dtype"]))
 
 
 def _parse(text, dtype):

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
+from tests.support import tier
 from tests.engines.test_cpu_engine import _numpy_or_correctly_rounded, ulp_distance
 
 BINARY_OPS = [op for op in gp.OPS if op != "where"]
@@ -247,8 +248,11 @@ def _numpy_takes(op, dtype):
 NUMPY_CASES = [(op, d) for d in FLOATS + COMPLEX for op in BINARY_OPS if _numpy_takes(op, d)]
 
 
-@pytest.mark.parametrize("op, dtype", NUMPY_CASES, ids=[f"{op}-{d}" for op, d in NUMPY_CASES])
-@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+# lean tier (tests/support/tier.py): each op on half its (dtype, layout) cells; GP_TEST_TIER=full: all
+_NUMPY_GRID = tier.thin([(op, d, layout) for op, d in NUMPY_CASES for layout in ("contiguous", "strided")], 2)
+
+
+@pytest.mark.parametrize("op, dtype, layout", _NUMPY_GRID, ids=[f"{op}-{d}-{layout}" for op, d, layout in _NUMPY_GRID])
 def test_specials_against_numpy(op, dtype, layout):
     a, b = pairs(dtype)
     if layout == "strided":   # every other element of arrays twice as long: the strided loops
@@ -312,9 +316,11 @@ def _torch_call(torch, op, a, b):
     return _from_torch(torch, getattr(torch, _TORCH_FN.get(op, op))(_to_torch(torch, a), _to_torch(torch, b)))
 
 
+_TORCH_GRID = tier.thin([(op, d) for op in BINARY_OPS for d in FLOATS + COMPLEX], 2)
+
+
 @pytest.mark.oracle
-@pytest.mark.parametrize("dtype", FLOATS + COMPLEX)
-@pytest.mark.parametrize("op", BINARY_OPS)
+@pytest.mark.parametrize("op, dtype", _TORCH_GRID, ids=[f"{op}-{d}" for op, d in _TORCH_GRID])
 def test_specials_against_torch(torch, op, dtype):
     a, b = pairs(dtype)
     try:
@@ -326,9 +332,11 @@ def test_specials_against_torch(torch, op, dtype):
     check("torch", op, dtype, a, b, _gp(op, a, b, policy="torch"), expected)
 
 
+_JAX_GRID = tier.thin([(op, d) for op in BINARY_OPS for d in ("float16", "bfloat16", "float32", "complex64")], 2, shift=1)
+
+
 @pytest.mark.oracle
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "complex64"])
-@pytest.mark.parametrize("op", BINARY_OPS)
+@pytest.mark.parametrize("op, dtype", _JAX_GRID, ids=[f"{op}-{d}" for op, d in _JAX_GRID])
 def test_specials_against_jax(op, dtype):
     jnp = pytest.importorskip("jax.numpy")
     a, b = pairs(dtype)

@@ -4,8 +4,9 @@ integer conversions out of range, ... A GPU reports none of these, it computes s
 what it computes is then up to the compiler (NVRTC may assume a signed sum never overflows), so
 a case that passes on x86 may not pass on the device. Here they fail the way a fault would.
 
-A small set of kernels runs in ``make test``: every integer op of the quick sweep on 8- to 64-bit
-integers under NumPy's and PyTorch's rules, the narrow-float conversions, and the cast kernels.
+A small set of kernels runs in ``make test``: the integer ops of the lean sweep (every op, a third of
+its cases; the quick sweep's under GP_TEST_TIER=full) on 8- to 64-bit integers under NumPy's and
+PyTorch's rules, the narrow-float conversions, and the cast kernels.
 GP_HOSTCUDA_SANITIZE=undefined runs every host test in this mode instead.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ pytestmark = HOSTCUDA_MARKS
 MODE = "undefined"
 DTYPES = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float8_e5m2", "float32"}
 POLICIES = {"numpy", "torch"}
+_TIER = "lean"   # a third of the quick sweep's cases (tests/support/engine_cases.py); quick under GP_TEST_TIER=full
 
 
 def _selected(case):
@@ -47,14 +49,14 @@ def sweep(host):
         loaded = cuda_cupy.precompile(items, group=256, workers=1)
         build.build_pending()
         return loaded
-    return Sweep("quick", int(os.environ.get("GP_HOSTCUDA_WORKERS", os.cpu_count() or 1)), precompile,
+    return Sweep(_TIER, int(os.environ.get("GP_HOSTCUDA_WORKERS", os.cpu_count() or 1)), precompile,
                  select=_selected, mode=MODE)
 
 
 def _cases():
     from tests.support.engine_cases import enumerate_cases
     out = []
-    for case, _ in enumerate_cases("quick")[0]:
+    for case, _ in enumerate_cases(_TIER)[0]:
         if not _selected(case):
             continue
         d = known_divergence(case, MODE)

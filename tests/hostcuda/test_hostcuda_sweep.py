@@ -1,10 +1,10 @@
 """The CUDA engine against the CPU engine on the host: tests/support/engine_cases.py's sweep, run through
 the generated CUDA sources compiled with g++ (tests/hostcuda) behind the real launcher.
 
-GP_HOSTCUDA_SWEEP picks the tier: quick (default, part of ``make test``), standard, full (see
-tests/support/engine_cases.py). The cases, values and comparison are the GPU tier's
-(tests/gpu/test_gpu_engine.py), so a case that passes here and fails on a GPU points at what this tier
-cannot see (NVRTC's code generation, CUDA's libm).
+GP_HOSTCUDA_SWEEP picks the tier: lean (default, part of ``make test``: a third of quick, all of it
+under GP_TEST_TIER=full), quick, standard, full (see tests/support/engine_cases.py). The cases, values
+and comparison are the GPU tier's (tests/gpu/test_gpu_engine.py), so a case that passes here and fails
+on a GPU points at what this tier cannot see (NVRTC's code generation, CUDA's libm).
 
 Each (policy, op) group is one test; each case of KNOWN_GENERATOR_DIVERGENCES is a test of its
 own, a strict xfail: it must still differ, or be taken off the list.
@@ -24,7 +24,7 @@ from tests.hostcuda.support import HOSTCUDA_MARKS
 
 pytestmark = HOSTCUDA_MARKS
 
-TIER = os.environ.get("GP_HOSTCUDA_SWEEP", "quick")
+TIER = os.environ.get("GP_HOSTCUDA_SWEEP", "lean")
 MODE = os.environ.get("GP_HOSTCUDA_SANITIZE", "alignment")
 
 

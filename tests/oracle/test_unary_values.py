@@ -20,6 +20,7 @@ import pytest
 import gpupromote as gp
 from gpupromote.dispatch.opfunctions import OP_FUNCTIONS
 from gpupromote.tools.conformance import expected
+from tests.support import tier
 OBSERVED = __import__("pathlib").Path(__file__).resolve().parents[1] / "observed"
 
 mpmath = pytest.importorskip("mpmath")
@@ -74,7 +75,9 @@ def _records():
                 yield policy, r
 
 
-RECORDS = list(_records())
+# lean tier (tests/support/tier.py): each function on half its (policy, input dtype) cells, each of those
+# under half the functions; GP_TEST_TIER=full replays every record
+RECORDS = tier.thin(_records(), 2, row=lambda pr: pr[1]["op"], column=lambda pr: (pr[0], pr[1]["a"]["dtype"]))
 
 
 def _array(texts, dtype):

@@ -20,6 +20,7 @@ kind) with bounds of the kind's form. Operand kinds:
 Cases are deduplicated: two cases with the same CUDA plan, CPU plan and operand kind run the same
 kernels on the same values. Tiers (GP_GPU_SWEEP / GP_HOSTCUDA_SWEEP):
 
+    lean      a third of quick, chosen so that every (policy, op) and every (dtypes, kind) is kept
     quick     same-dtype pairs, kinds array and scalar, plus MIXED_NARROW (integers with narrow
               floats, where an integer is rounded through the narrow promoted float), kind array
     standard  same-dtype pairs x every kind, MIXED and MIXED_NARROW (both orders) x array / scalar /
@@ -51,6 +52,7 @@ from gpupromote.dispatch.api import plan_for, spec
 from gpupromote.core.ops import OPS, UNARY_OPS
 from gpupromote.dispatch.opfunctions import OP_FUNCTIONS
 from gpupromote.promotion.policies import policy_names
+from tests.support.tier import thin
 
 N = 1031  # odd: a vectorized body and a scalar tail; several vectors per thread block
 
@@ -292,7 +294,12 @@ def _has_framework_values(op, policy):
 
 
 def enumerate_cases(tier):
-    """(unique cases, number enumerated): each case (policy, op, da, db, kind) with its CUDA plan."""
+    """(unique cases, number enumerated): each case (policy, op, da, db, kind) with its CUDA plan.
+    Tier ``lean``: a third of the quick tier's cases of each (policy, op) group, each (dtypes, kind)
+    column in a third of the groups (tests/support/tier.py: what `make test` runs on the host tier)."""
+    if tier == "lean":
+        cases, total = enumerate_cases("quick")
+        return thin(cases, 3, row=lambda cp: cp[0][:2], column=lambda cp: cp[0][2:]), total
     seen, cases, total = set(), [], 0
     for policy in policy_names():
         for op in (*OPS, *UNARY, "clip", "astype"):

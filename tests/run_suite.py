@@ -1,0 +1,71 @@
+"""`make test`: the suite as a few pytest processes, run side by side (GP_TEST_JOBS at a time, default
+the number of cores, at most 2), each process's output kept in .cache/test-logs/<group>.log.
+
+Why processes: the kernels a process compiles stay in its memory until it exits (Numba does not free
+machine code), so one process holding every tier's kernels reached 8 GB; a group holds one wing's.
+Why side by side: most of the time is single-threaded (Numba and g++ compiles), so two groups on two
+cores take about half the time of one after the other.
+
+Each line printed is one group finished: its pytest summary, wall time and peak resident memory
+(from wait4: the group's largest process). A failing group's log is printed whole at the end, and the
+exit status is 1 if any group failed.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (name, pytest arguments): the longest first, so that the two lanes end close together
+GROUPS = [
+    ("engines-hostcuda", ["tests/engines", "tests/hostcuda"]),
+    ("oracle-cpu", ["tests/oracle/test_cpu_oracle.py"]),
+    ("oracle", ["tests/oracle", "--ignore=tests/oracle/test_cpu_oracle.py"]),
+    ("dispatch-kernel", ["tests/dispatch", "tests/kernel"]),
+    ("rest", ["tests"] + [f"--ignore=tests/{d}" for d in ("oracle", "engines", "hostcuda", "dispatch", "kernel")]),
+]
+
+
+def _summary(log: Path) -> str:
+    """pytest's last line (``=== 12 passed, 3 skipped in 40.1s ===``), without the rulers."""
+    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    return lines[-1].strip("= ") if lines else "(no output)"
+
+
+def main(argv: list[str]) -> int:
+    jobs = int(os.environ.get("GP_TEST_JOBS") or min(2, os.cpu_count() or 1))
+    logs = ROOT / ".cache" / "test-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    pending, running, failed = list(GROUPS), {}, []
+    start = time.perf_counter()
+    while pending or running:
+        while pending and len(running) < jobs:
+            name, args = pending.pop(0)
+            log = logs / f"{name}.log"
+            with open(log, "w") as out:
+                proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", *args, *argv], cwd=ROOT,
+                                        stdout=out, stderr=subprocess.STDOUT)
+            running[proc.pid] = (name, log, time.perf_counter())
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in running:
+            continue
+        name, log, began = running.pop(pid)
+        rss_mb = usage.ru_maxrss / 1024
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            failed.append((name, log))
+        print(f"{'ok  ' if code == 0 else 'FAIL'} {name:<17} {time.perf_counter() - began:6.0f} s  "
+              f"peak {rss_mb:5.0f} MB  {_summary(log)}", flush=True)
+    print(f"make test: {len(GROUPS) - len(failed)} of {len(GROUPS)} groups passed in "
+          f"{time.perf_counter() - start:.0f} s ({jobs} at a time; logs in {logs.relative_to(ROOT)})")
+    for name, log in failed:
+        print(f"\n===== {name} ({log.relative_to(ROOT)}) =====\n{log.read_text(errors='replace')}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
