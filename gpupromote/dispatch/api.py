@@ -252,7 +252,7 @@ def _py_result_type(*operands, op="add", policy=None, form=None) -> D.DType:
     ``form``: "function" (gp.<op>(a, b), torch.maximum(a, b)) or "operator" (a + b), where the
     framework refuses a Python scalar in one and takes it in the other (torch.maximum(x, 2.0)
     raises); default: the operator where Python has one for the op, else the function."""
-    if form is not None:
+    if form is not None and _op_key(op, form) != op:   # not the op's default form: a key of its own
         return plan_for(op, (True,) + operands if op == "where" and len(operands) == 2 else operands,
                         policy, form).result
     if len(operands) == 2 and op != "where":
