@@ -28,8 +28,8 @@ from .policies import get_policy
 from .rules import NO_OPS, promoting
 from .store import check_store
 
-__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "PROMOTION", "PROMOTE_TYPES",
-           "check_store"]
+__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "refuse_scalars", "PROMOTION",
+           "PROMOTE_TYPES", "check_store"]
 
 # "No op": the policy's own promotion table and operand rule, with no op's promotion kind, kernel
 # list or value conversion (np.result_type, jnp.result_type, xp.result_type, TF's
@@ -67,9 +67,7 @@ def resolve(policy: str, op: str | None, operands, trace=None, form=None) -> Pla
         return _astype(pol, tuple(operands), trace or _quiet)
     no_op = the_op.name in NO_OPS
     if not no_op:
-        # step 0: the framework's argument parsing, before any dtype rule
-        refusals.check(pol, the_op.name, operands, refusals.form_of(the_op.name, form),
-                       lambda changed, in_form: _takes(policy, op, changed, in_form))
+        refuse_scalars(policy, op, operands, form)   # step 0: the framework's argument parsing
         pol.rules.check_arguments(pol, the_op.name, operands)
     plan = _resolve_dtypes(pol, the_op, tuple(operands), trace or _quiet)
     # step 3, where there is anything to look at: a Python int, float or complex the op converts
@@ -80,6 +78,15 @@ def resolve(policy: str, op: str | None, operands, trace=None, form=None) -> Pla
             if not within(o.value, bound.lo, bound.hi):
                 plan = bound.outside(plan, o, trace or _quiet)
     return plan
+
+
+def refuse_scalars(policy: str, op: str, operands, form=None) -> None:
+    """Raise PromotionError where ``policy``'s framework refuses a Python scalar among ``operands``
+    in ``form`` of ``op`` (promotion/refusals.py), whatever their dtypes: the first step of resolve,
+    and what the dispatcher asks before NumPy's dtype= makes a Python scalar an array."""
+    pol, name = get_policy(policy), _op(op).name
+    refusals.check(pol, name, operands, refusals.form_of(name, form),
+                   lambda changed, in_form: _takes(policy, op, changed, in_form))
 
 
 def _takes(policy, op, operands, form) -> bool:

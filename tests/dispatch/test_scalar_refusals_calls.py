@@ -60,6 +60,14 @@ def test_the_compiled_dispatcher_serves_taken_calls_and_never_a_refused_one(x):
         assert stats()["served"] - before["served"] == 100               # the fast path still serves arrays
 
 
+def test_numpys_keywords_do_not_turn_a_refused_scalar_into_an_array(x):
+    with gp.use_policy("paddle"):
+        _raises_refusal(lambda: gp.add(x, 1, dtype="float32"))      # paddle.add(x, 1) raises, whatever converts
+        _raises_refusal(lambda: gp.add(x, 1, casting="same_kind"))
+        _raises_refusal(lambda: np.add(gp.asarray(x), 1))            # a NumPy ufunc is a function call
+        assert gp.add(x, np.float32(1), dtype="float32").dtype == np.float32
+
+
 def test_the_operator_form_still_takes_the_scalar(x):
     a = gp.asarray(x)
     with gp.use_policy("paddle"):
