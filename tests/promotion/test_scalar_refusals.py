@@ -165,3 +165,16 @@ def test_a_table_that_misspells_a_form_op_position_or_kind_raises_at_import():
 
 def test_ascend_shares_torchs_function_refusals():
     assert get_policy("ascend").scalar_refusals is get_policy("torch").scalar_refusals
+
+
+# --- the records: every function refusal observed is scored, in its form, and agreed with -----
+
+@pytest.mark.parametrize("stem", ["torch-f32", "torch-f64", "paddle-default"])
+def test_every_observed_refusal_of_a_scalar_is_scored_and_agreed_with(stem):
+    from gpupromote.tools import conformance
+    path = conformance.repository_records() / f"{stem}.jsonl.gz"
+    refusals = [r for r in conformance.records(path, stem, {"binary"}) if r["error"]
+                and ("must be Tensor" in r["error"] or "invalid combination of arguments" in r["error"])]
+    assert len(refusals) > 5000   # torch 9108, paddle 11168: scored, no longer left out
+    misses = [text for ok, text in (conformance.agrees(gp, r, conformance.POLICY_OF[stem]) for r in refusals) if not ok]
+    assert not misses, "\n".join(misses[:10])
