@@ -38,9 +38,9 @@ from .core.ops import OPS
 from .dispatch.operands import register_lazy as _register_lazy
 
 
-def _dask_call(op, args, policy, out):
+def _dask_call(op, args, policy, out, form="function"):
     from .integrations.dask import call   # imported with the first dask operand: dask stays optional
-    return call(op, args, policy, out)
+    return call(op, args, policy, out, form)
 
 
 def _dask_call_fused(fused, args, out, policy):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["PromotionKind", "IntDivision", "StoreRule", "KINDS", "KIND_ORDER", "categories",
+__all__ = ["PromotionKind", "IntDivision", "StoreRule", "Form", "KINDS", "KIND_ORDER", "categories",
            "BOOLEAN", "INTEGER", "INTEGER_OR_BOOLEAN", "REAL_FLOATING", "COMPLEX_FLOATING", "FLOATING", "NUMERIC",
            "REAL_NUMERIC", "REAL_NUMERIC_OR_BOOLEAN", "ALL_KINDS", "NO_KINDS"]
 
@@ -44,6 +44,13 @@ class StoreRule(StrEnum):
     SAME_DTYPE = "same_dtype"  # r must be t (RFC 431's assign_add, the Array API's x1 += x2)
     RETYPE = "retype"          # x takes the result's dtype (Paddle's PromoteCastInplace): only a gp.Array can
     REBIND = "rebind"          # x += y binds x to a new array (JAX); out= follows same_kind
+
+
+class Form(StrEnum):
+    """How a call is written, where a framework takes different operands in each: torch.maximum(x,
+    2.0) refuses the Python float that x + 2.0 takes (promotion/refusals.py)."""
+    FUNCTION = "function"   # gp.<op>(...), NumPy's ufuncs on gp arrays
+    OPERATOR = "operator"   # gp.Array's operators (x + 1), and traced operators inside gp.fuse
 
 
 # Dtype kinds, as DType.kind spells them, in their order of promotion.

@@ -30,10 +30,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .kinds import (ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
+from .kinds import (Form, ALL_KINDS, FLOATING, INTEGER, INTEGER_OR_BOOLEAN, NUMERIC, REAL_FLOATING, REAL_NUMERIC,
                     REAL_NUMERIC_OR_BOOLEAN, PromotionKind, categories)
 
-__all__ = ["Op", "OPS", "UNARY_OPS", "CLIP_OPS", "CAST_OPS", "REDUCTION_OPS", "ALIASES", "op_named"]
+__all__ = ["Op", "OPS", "UNARY_OPS", "CLIP_OPS", "CAST_OPS", "REDUCTION_OPS", "ALIASES", "op_named", "PYTHON_OPERATORS",
+           "default_form"]
 
 _DEFAULT, _TO_FLOAT, _BOOL, _LOGICAL, _TO_REAL, _ANGLE = (
     PromotionKind.DEFAULT, PromotionKind.INT_TO_FLOAT, PromotionKind.ALWAYS_BOOL, PromotionKind.LOGICAL,
@@ -317,6 +318,19 @@ def op_named(name: str) -> Op:
                          f"(or an alias: {', '.join(ALIASES)})")
     return op
 
+
+# The ops Python writes with an operator (gp.Array's and gp.fuse's dunders, the CLI's expressions),
+# and the operator. dispatch/operators.py checks its dunders against it at import.
+PYTHON_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "floor_divide": "//",
+                    "remainder": "%", "power": "**", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+                    "left_shift": "<<", "right_shift": ">>", "equal": "==", "not_equal": "!=", "less": "<",
+                    "less_equal": "<=", "greater": ">", "greater_equal": ">="}
+
+
+def default_form(name: str) -> Form:
+    """The form gp.result_type and gp.explain answer for when no form= is given: the operator where
+    Python has one for the op (x + 1), else the function (maximum(x, 1))."""
+    return Form.OPERATOR if ALIASES.get(name, name) in PYTHON_OPERATORS else Form.FUNCTION
 
 # ---------------------------------------------------------------------------------------------
 # Checked at import: the expression form both generators rely on, and the override selectors.

@@ -11,11 +11,12 @@ import numpy as np
 from ..core import caches
 from ..core import errors as _errors
 from ..core import dtypes as D
-from ..core.ops import ALIASES
+from ..core.ops import ALIASES, default_form
 from . import foreign as interop
 from .array import Array
 from ..promotion.limits import INT64_END
 from ..promotion.policies import get_policy, policy_names
+from ..promotion.refusals import form_of
 from ..promotion.resolve import Operand, explain_resolution, int_bounds, resolve
 
 __all__ = ["CURRENT_POLICY", "policies", "set_policy", "use_policy", "get_policy_name", "spec", "Spec", "describe",
@@ -163,10 +164,22 @@ def _operand_key(x):
     return describe(x).signature(), None
 
 
-def _key(policy, op, operands):
+def _key(policy, op, operands, form=None):
+    if form is not None:
+        op = _op_key(op, form)
     if len(operands) == 2:  # why: the common case, without a loop
         return (policy or CURRENT_POLICY.get(), op, *_operand_key(operands[0]), *_operand_key(operands[1]))
     return (policy or CURRENT_POLICY.get(), op, *(field for x in operands for field in _operand_key(x)))
+
+
+def _op_key(op, form):
+    """The op field of a plan-cache key: the op's name for its default form (the key
+    fastpath/result_type.c builds), (name, form) for the other; a form a policy refuses Python scalars
+    in never shares plans with one that takes them."""
+    if op is None or op in ("result_type", "promote_types"):
+        return op
+    form = form_of(op, form)
+    return op if form == default_form(op) else (op, form)
 
 
 _CLIP_NAMES = frozenset({"clip", *(alias for alias, name in ALIASES.items() if name == "clip")})
@@ -189,11 +202,12 @@ def clip_form(op, operands):
     return "clip", (x, lo, hi)
 
 
-def plan_for(op, operands, policy=None):
+def plan_for(op, operands, policy=None, form=None):
     """The Plan for ``op`` on ``operands``: cached by dtypes and categories; Python ints are
-    checked on every call against the bounds the policy gives them."""
+    checked on every call against the bounds the policy gives them. ``form``: how the call is
+    written (core/kinds.Form; None: the op's default), as resolve takes it."""
     op, operands = clip_form(op, operands)
-    key = _key(policy, op, operands)
+    key = _key(policy, op, operands, form)
     hit = _plans.get(key)
     if hit is not None:
         plan, bounds, _ = hit
@@ -203,13 +217,13 @@ def plan_for(op, operands, policy=None):
         else:
             return plan
     described = [describe(x) for x in operands]
-    plan = resolve(key[0], op, described)
+    plan = resolve(key[0], op, described, form=form)
     if hit is None:
         # the plan for these dtypes with Python scalars every policy takes (1 and 1.0)
         in_range = [Operand(None, "scalar", _neutral(o.value)) if o.category == "scalar"
                     and type(o.value) in (int, float) else o for o in described]
         try:
-            cached = resolve(key[0], op, in_range)
+            cached = resolve(key[0], op, in_range, form=form)
         except (TypeError, ValueError, ArithmeticError):
             return plan  # no value of this key passes: nothing worth caching
         bounds = int_bounds(cached, described)
@@ -220,21 +234,27 @@ def plan_for(op, operands, policy=None):
     return plan
 
 
-def cached_plan(op, operands, policy=None):
+def cached_plan(op, operands, policy=None, form=None):
     """(plan, bounds) as cached for ``operands``' key: the plan of ordinary values of its Python
     scalars and the ((position, lo, hi), ...) within which that plan holds; None where no such
     value passes. Raises, as resolve does, for the values given."""
-    plan_for(op, operands, policy)
-    hit = _plans.get(_key(policy, op, operands))
+    plan_for(op, operands, policy, form)
+    hit = _plans.get(_key(policy, op, operands, form))
     return None if hit is None else hit[:2]
 
 
-def _py_result_type(*operands, op="add", policy=None) -> D.DType:
+def _py_result_type(*operands, op="add", policy=None, form=None) -> D.DType:
     """The result dtype of ``op`` on ``operands`` under ``policy`` (default: the current policy).
     For ``op="where"`` pass (x, y) or (cond, x, y). More than two operands: their promotion
     together, where the framework promotes any number (np.result_type, jnp.result_type, ...; a
     TypeError where it does not), then the op's rule. ``op=None``: the policy's promotion alone,
-    as the framework's result_type function gives it (no op's kind, kernels or value checks)."""
+    as the framework's result_type function gives it (no op's kind, kernels or value checks).
+    ``form``: "function" (gp.<op>(a, b), torch.maximum(a, b)) or "operator" (a + b), where the
+    framework refuses a Python scalar in one and takes it in the other (torch.maximum(x, 2.0)
+    raises); default: the operator where Python has one for the op, else the function."""
+    if form is not None and _op_key(op, form) != op:   # not the op's default form: a key of its own
+        return plan_for(op, (True,) + operands if op == "where" and len(operands) == 2 else operands,
+                        policy, form).result
     if len(operands) == 2 and op != "where":
         # The hot path, inlined: _operand_key of both operands, then one dict lookup.
         a, b = operands
@@ -302,12 +322,12 @@ def _cast_works(policy, op, operands, what, source, target) -> bool:
 _errors.register_hint_check(_cast_works)
 
 
-def explain(*operands, op="add", policy=None, out=None) -> str:
+def explain(*operands, op="add", policy=None, out=None, form=None) -> str:
     """A human-readable account of the rules that fired for ``op`` on ``operands`` (the resolver's
     own steps, traced: it ends as gp.result_type ends); for a gp.fuse function and its arguments,
     ``explain(f, *args)``, the same for every step of the chain. ``out``: an array (or gp.spec)
     the result is stored into; one of ``operands`` (by identity) for an in-place op, whose rule
-    differs by framework."""
+    differs by framework. ``form``: as for result_type."""
     if operands and hasattr(operands[0], "_traces") and callable(operands[0]):
         return operands[0].explain(*operands[1:], policy=policy)
     if op == "where" and len(operands) == 2:
@@ -317,7 +337,7 @@ def explain(*operands, op="add", policy=None, out=None) -> str:
     store = None
     if out is not None:
         store = (describe(out).dtype, any(out is x for x in operands))
-    trace, outcome = explain_resolution(name, op, [describe(x) for x in operands], store)
+    trace, outcome = explain_resolution(name, op, [describe(x) for x in operands], store, form)
     lines = [f"{op or 'result_type'}({', '.join(_show(x) for x in operands)}) under policy {name!r}:"]
     lines += [f"  - {line}" for line in trace]
     if not isinstance(outcome, Exception):

@@ -37,11 +37,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.kinds import KIND_ORDER, PromotionKind
+from ..core.kinds import KIND_ORDER, Form, PromotionKind
 from ..core.ops import ALIASES, op_named
 from .api import CURRENT_POLICY, describe, plan_for
 from .checks import needs_checks
 from .operands import same_array
+from ..promotion.resolve import refuse_scalars
 from ..promotion.store import check_store
 
 __all__ = ["CASTINGS", "bind", "call", "can_cast", "check_astype_casting", "dtype_of"]
@@ -250,6 +251,9 @@ def call(name, args, policy, out, dtype, casting, where):
         out = out[0]
     mask = _mask(where, name)
     if dtype is not None:
+        if op != "clip":   # (no policy refuses clip's scalars; its None bounds describe as nothing)
+            # paddle.add(x, 1) raises before anything converts the 1
+            refuse_scalars(policy, op, [describe(x) for x in args], Form.FUNCTION)
         args, _ = _converted(op, name, tuple(args), policy, dtype_of(dtype), casting or "same_kind", arity)
     if casting is not None:
         _check_inputs(op, name, args, policy, casting, arity)

@@ -29,6 +29,7 @@ from .checks import needs_checks, pre_launch_checks
 from .folding import cast_array, fold_operand
 from .operands import (broadcast_shapes, check_operand, is_device, native, overlaps, same_array, shape_error,
                        storage_of, wants_gp_array)
+from ..core.kinds import Form
 from ..core.ops import ALIASES
 from ..promotion.policies import get_policy
 from ..promotion.store import check_store
@@ -41,17 +42,18 @@ _ENGINE_ARGS = frozenset({np.ndarray, float, int, bool, complex})  # never forei
 # ---------------------------------------------------------------------------------------------
 # The call
 
-def call(op: str, args, policy=None, out=None):
+def call(op: str, args, policy=None, out=None, form=Form.FUNCTION):
     """Run ``op`` on ``args`` under ``policy`` (default: the current one) into ``out``, eagerly (a dask
-    operand goes through opfunctions.call)."""
+    operand goes through opfunctions.call). ``form``: how the call was written (gp.<op>(...) or an
+    operator), which decides whether the policy refuses a Python scalar (promotion/refusals.py)."""
     foreign = out is not None and interop.is_foreign(out)
     for x in args:
         tracer = getattr(x, "_tracer", None)
         if tracer is not None:   # inside gp.fuse: the step is recorded, not run
-            return tracer.record(op, args, policy, out)
+            return tracer.record(op, args, policy, out, form)
         foreign = foreign or (type(x) not in _ENGINE_ARGS and interop.is_foreign(x))
     if foreign:   # torch, JAX, ...: run on views of their memory, answer in the caller's type
-        return interop.call(lambda views, view_out: call(op, views, policy, view_out), args, out)
+        return interop.call(lambda views, view_out: call(op, views, policy, view_out, form), args, out)
     name = policy or CURRENT_POLICY.get()
     op = ALIASES.get(op, op)
     for i, x in enumerate(args):
@@ -61,7 +63,7 @@ def call(op: str, args, policy=None, out=None):
         check_operand(op, None, out)
     args = [native(x) for x in args]
     operands = [describe(x) for x in args]
-    plan = plan_for(op, args, name)
+    plan = plan_for(op, args, name, form)
     if (out is not None and is_device(out)) or any(not o.host for o in operands if o.category != "scalar"):
         backend = get_backend("cuda")
         kargs = [x if f else storage_of(x) for x, f in zip(args, plan.folded)]

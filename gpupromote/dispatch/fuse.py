@@ -120,7 +120,7 @@ class Fused:
         trace = self._trace_for(name, list(args))
         lines = [f"{getattr(self.fn, '__name__', 'fn')} fused under policy {name!r}: {len(trace.steps)} step(s)"]
         for k, step in enumerate(trace.steps):
-            rules, _ = explain_resolution(name, step.plan.op, step.operands)
+            rules, _ = explain_resolution(name, step.plan.op, step.operands, form=step.form)
             shown = ", ".join(f"{show_operand(o)} ({label})" for o, label in zip(step.operands, step.labels))
             lines.append(f"  step {k}: {step.plan.op}({shown}) -> {step.plan.result.name}"
                          + (f", computed in {step.plan.compute.name}" if step.plan.compute is not step.plan.result else ""))

@@ -14,6 +14,7 @@ from ..engines import get_backend
 from .checks import checks_of, report_check
 from .eager import check_cpu_dtypes, run_into_out, wrap_result
 from ..core.errors import FuseError
+from ..core.kinds import Form
 from .folding import fold_operand
 from .operands import broadcast_shapes, shape_error, storage_of
 from ..core.ops import op_named
@@ -51,11 +52,13 @@ def rank_of(x, o) -> int:
 class _Step:
     """One op of the chain: its plan, the operands it was resolved with (and where each came
     from, for explain), and for each operand that is a Python scalar computed from the
-    arguments, how to get its value at a call."""
-    __slots__ = ("plan", "operands", "scalars", "labels", "node")
+    arguments, how to get its value at a call; ``form``: the function (gp.<op>) or an operator, which
+    decides whether a Python scalar is refused."""
+    __slots__ = ("plan", "operands", "scalars", "labels", "node", "form")
 
-    def __init__(self, plan, operands, scalars, labels=()):
+    def __init__(self, plan, operands, scalars, labels=(), form=Form.FUNCTION):
         self.plan, self.operands, self.scalars, self.labels = plan, tuple(operands), scalars, tuple(labels)
+        self.form = form
         self.node = None   # the IR value the step computes (set once it is built)
 
 
@@ -123,7 +126,7 @@ class Tracer:
 
     # steps ------------------------------------------------------------------------------------
 
-    def record(self, op, args, policy=None, out=None):
+    def record(self, op, args, policy=None, out=None, form=Form.FUNCTION):
         if out is not None:
             raise FuseError("gp.fuse: out= inside a fused function; pass out= to the fused function's call")
         policy = policy or self.policy
@@ -150,12 +153,12 @@ class Tracer:
             items.append(a)
             operands.append(a.operand if isinstance(a, Traced) else
                             Operand(None, "scalar", a._rep if isinstance(a, TracedScalar) else a))
-        plan = resolve(self.policy, op, operands + target)
+        plan = resolve(self.policy, op, operands + target, form=form)   # refused as the eager call refuses
         if self.host:
             check_cpu_dtypes(plan)
         step = len(self.steps)
         labels = [a._label if isinstance(a, (Traced, TracedScalar)) else "a constant" for a in items]
-        self.steps.append(_Step(plan, operands, scalars, labels))
+        self.steps.append(_Step(plan, operands, scalars, labels, form))
         via = ir.rounds_inputs_through(plan)
         values = []
         for i, (a, folded, o) in enumerate(zip(items, plan.folded, operands)):
@@ -382,7 +385,7 @@ class _Trace:
                 if type(value) is not type(operands[i].value):
                     return False
                 operands[i] = Operand(None, "scalar", value)
-            if resolve(self.policy, step.plan.op, operands) != step.plan:
+            if resolve(self.policy, step.plan.op, operands, form=step.form) != step.plan:
                 return False
         return True
 

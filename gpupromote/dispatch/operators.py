@@ -32,7 +32,8 @@ from .api import CURRENT_POLICY
 from .array import Array
 from .opfunctions import OP_FUNCTIONS, call
 from .traced import Traced
-from ..core.kinds import StoreRule
+from ..core.kinds import Form, StoreRule
+from ..core.ops import PYTHON_OPERATORS
 from ..promotion.policies import get_policy
 
 __all__ = ["BINARY_OPERATORS", "COMPARISON_OPERATORS", "UNARY_OPERATORS", "UFUNCS"]
@@ -56,7 +57,10 @@ def _is_operand(x) -> bool:
 
 
 def _binary(op):
-    fn = OP_FUNCTIONS[op]
+    # The operator form: a policy may take a Python scalar here that its function refuses (paddle.add(x, 1)
+    # raises, x + 1 runs); gp.Array never takes the op functions' compiled fast path, so nothing is lost.
+    def fn(a, b):
+        return call(op, (a, b), None, form=Form.OPERATOR)
 
     def forward(self, other):
         return fn(self, other) if _is_operand(other) else NotImplemented
@@ -76,7 +80,7 @@ def _binary(op):
                 raise ValueError(f"{op}: the in-place result has shape {result.shape}, not the target's "
                                  f"{self.shape} (an in-place op cannot broadcast its target)")
             return self.replace_with(result)
-        call(op, (self, other), None, out=self)
+        call(op, (self, other), None, out=self, form=Form.OPERATOR)
         return self
     return forward, reflected, inplace
 
@@ -86,6 +90,9 @@ def _unary(op):
     return lambda self: fn(self)
 
 
+# why: the resolver's default form (core/ops.default_form) is the operator for exactly these ops
+if set(BINARY_OPERATORS.values()) | set(COMPARISON_OPERATORS.values()) != set(PYTHON_OPERATORS):
+    raise ImportError("dispatch/operators.py: the dunders and core/ops.py PYTHON_OPERATORS name different ops")
 for _dunder, _op in BINARY_OPERATORS.items():
     _f, _r, _i = _binary(_op)
     setattr(Array, f"__{_dunder}__", _f)

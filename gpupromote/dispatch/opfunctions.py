@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core import caches
 from ..core import dtypes as D
+from ..core.kinds import Form
 from .api import CURRENT_POLICY, cached_plan, clip_form
 from ..engines import get_backend
 from ..engines.cpu import threads as cpu_threads
@@ -34,14 +35,14 @@ __all__ = ["OP_FUNCTIONS", "call", "make_op"]
 _ndarray = np.ndarray
 
 
-def call(op: str, args, policy=None, out=None):
+def call(op: str, args, policy=None, out=None, form=Form.FUNCTION):
     """``op`` on ``args`` under ``policy`` into ``out``: a dask graph when a dask array is among
-    them, else the eager call (dispatch.call)."""
+    them, else the eager call (dispatch.call). ``form``: the function (gp.<op>) or an operator."""
     if (out is not None and is_dask(out)) or any(is_dask(x) for x in args):
-        return lazy("call")(op, args, policy, out)   # a lazy dask graph, one eager call per block
+        return lazy("call")(op, args, policy, out, form)   # a lazy dask graph, one eager call per block
     if _fastpath is not None:
         _bind_device_arrays(args, out)
-    return _eager_call(op, args, policy, out)
+    return _eager_call(op, args, policy, out, form)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ def _fast_plan(op, args, policy, array=_ndarray):
     pol = get_policy(policy)
     if pol.rules.canonical and any(type(x) is array and D.dtype(x.dtype).name in pol.rules.canonical for x in args):
         return None   # 64-bit arrays under JAX x32: the full path casts them first
-    cached = cached_plan(op, args, policy)
+    cached = cached_plan(op, args, policy, Form.FUNCTION)   # the op functions' own form: gp.maximum(x, 2.0)
     if cached is None:
         return None   # no ordinary scalar value passes here: the full path says why, every time
     plan, bounds = cached

@@ -10,6 +10,7 @@ import numpy as np
 from ..core import dtypes as D
 from .array import Array
 from ..core.errors import FuseError
+from ..core.kinds import Form
 from ..promotion.plan import Operand
 
 __all__ = ["Traced", "TracedScalar", "operand_like"]
@@ -117,11 +118,12 @@ def operand_like(x) -> bool:
 
 
 def _array_operator(dunder, op):
+    # the operator form (x + 1), where a policy may take a Python scalar its function refuses
     def forward(self, other):
-        return self._tracer.record(op, (self, other)) if operand_like(other) else NotImplemented
+        return self._tracer.record(op, (self, other), form=Form.OPERATOR) if operand_like(other) else NotImplemented
 
     def reflected(self, other):
-        return self._tracer.record(op, (other, self)) if operand_like(other) else NotImplemented
+        return self._tracer.record(op, (other, self), form=Form.OPERATOR) if operand_like(other) else NotImplemented
     return forward, reflected
 
 
@@ -129,12 +131,12 @@ def _scalar_operator(dunder, op, python):
     def forward(self, other):
         if isinstance(other, (TracedScalar, *_PY_SCALARS)):
             return self._python(python, other)
-        return self._tracer.record(op, (self, other)) if operand_like(other) else NotImplemented
+        return self._tracer.record(op, (self, other), form=Form.OPERATOR) if operand_like(other) else NotImplemented
 
     def reflected(self, other):
         if isinstance(other, _PY_SCALARS):
             return self._python(lambda a, b: python(b, a), other)
-        return self._tracer.record(op, (other, self)) if operand_like(other) else NotImplemented
+        return self._tracer.record(op, (other, self), form=Form.OPERATOR) if operand_like(other) else NotImplemented
     return forward, reflected
 
 

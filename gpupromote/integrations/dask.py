@@ -152,26 +152,26 @@ def _refuse_out(label, out):
 # ---------------------------------------------------------------------------------------------
 # gp.<op>
 
-def _run_op(*blocks, op, policy):
+def _run_op(*blocks, op, policy, form):
     """One block of a gp op: the eager call under the policy the graph was built with."""
-    return eager_call(op, blocks, policy)
+    return eager_call(op, blocks, policy, form=form)
 
 
-def call(op: str, args, policy=None, out=None):
-    """``gp.<op>(*args, policy=policy)`` with a dask array among ``args``: a lazy dask array
-    (see the module). Refusals that do not depend on the data raise now."""
+def call(op: str, args, policy=None, out=None, form="function"):
+    """``gp.<op>(*args, policy=policy)`` (``form``: or an operator) with a dask array among ``args``:
+    a lazy dask array (see the module). Refusals that do not depend on the data raise now."""
     op = op_named(ALIASES.get(op, op)).name
     _refuse_out(op, out)
     name = _policy_name(policy)
     specs = [_block_spec(x) for x in args]
-    plan = plan_for(op, specs, name)
+    plan = plan_for(op, specs, name, form)
     device = any(not describe(s).host for s in specs if type(s) not in _PY_SCALARS)
     if not device:
         check_cpu_dtypes(plan)
     pairs, ndim = _layout(op, args)
     meta = _meta(plan.result, ndim, args, device)
     return da.blockwise(_run_op, tuple(range(ndim))[::-1], *pairs, dtype=meta.dtype, meta=meta,
-                        token=f"gp-{op}", op=op, policy=name)
+                        token=f"gp-{op}", op=op, policy=name, form=form)
 
 
 # ---------------------------------------------------------------------------------------------

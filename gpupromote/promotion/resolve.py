@@ -23,12 +23,13 @@ from ..core.kinds import PromotionKind as K
 from .limits import cache_bounds, within
 from ..core.ops import Op, op_named
 from .plan import PY_KIND_NAMES, Operand, Plan
+from . import refusals
 from .policies import get_policy
 from .rules import NO_OPS, promoting
 from .store import check_store
 
-__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "PROMOTION", "PROMOTE_TYPES",
-           "check_store"]
+__all__ = ["Operand", "Plan", "resolve", "explain_resolution", "int_bounds", "refuse_scalars", "PROMOTION",
+           "PROMOTE_TYPES", "check_store"]
 
 # "No op": the policy's own promotion table and operand rule, with no op's promotion kind, kernel
 # list or value conversion (np.result_type, jnp.result_type, xp.result_type, TF's
@@ -54,16 +55,19 @@ def _op(op):
     return PROMOTE_TYPES if op == PROMOTE_TYPES.name else op_named(op)
 
 
-def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
+def resolve(policy: str, op: str | None, operands, trace=None, form=None) -> Plan:
     """The plan for ``op`` on ``operands`` (a sequence of Operand) under ``policy``; ``op=None``
-    (or PROMOTION): the policy's own promotion of the operands, with no op. With ``trace`` (a
-    callable taking one line), every rule that fires is reported. Pure: nothing is cached here
-    (api.plan_for keeps the one plan cache)."""
+    (or PROMOTION): the policy's own promotion of the operands, with no op. ``form``: how the call
+    is written (core/kinds.Form; None: the op's default, core/ops.default_form), which decides
+    whether a Python scalar is refused outright (promotion/refusals.py); the plan of a call taken
+    is the same in every form. With ``trace`` (a callable taking one line), every rule that fires
+    is reported. Pure: nothing is cached here (api.plan_for keeps the one plan cache)."""
     pol, the_op = get_policy(policy), _op(op)
     if the_op.name == "astype":
         return _astype(pol, tuple(operands), trace or _quiet)
     no_op = the_op.name in NO_OPS
     if not no_op:
+        refuse_scalars(policy, op, operands, form)   # step 0: the framework's argument parsing
         pol.rules.check_arguments(pol, the_op.name, operands)
     plan = _resolve_dtypes(pol, the_op, tuple(operands), trace or _quiet)
     # step 3, where there is anything to look at: a Python int, float or complex the op converts
@@ -76,6 +80,23 @@ def resolve(policy: str, op: str | None, operands, trace=None) -> Plan:
     return plan
 
 
+def refuse_scalars(policy: str, op: str, operands, form=None) -> None:
+    """Raise PromotionError where ``policy``'s framework refuses a Python scalar among ``operands``
+    in ``form`` of ``op`` (promotion/refusals.py), whatever their dtypes: the first step of resolve,
+    and what the dispatcher asks before NumPy's dtype= makes a Python scalar an array."""
+    pol, name = get_policy(policy), _op(op).name
+    refusals.check(pol, name, operands, refusals.form_of(name, form),
+                   lambda changed, in_form: _takes(policy, op, changed, in_form))
+
+
+def _takes(policy, op, operands, form) -> bool:
+    try:
+        resolve(policy, op, operands, form=form)
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+    return True
+
+
 def int_bounds(plan: Plan, operands) -> tuple | None:
     """((index, lo, hi), ...): the value checks of ``plan``'s Python scalars as bounds within
     which the plan holds as it is, so callers can cache it by dtypes alone (values outside go
@@ -85,9 +106,10 @@ def int_bounds(plan: Plan, operands) -> tuple | None:
     return cache_bounds(pol.rules.bounds(pol, plan, operands), operands)
 
 
-def explain_resolution(policy: str, op: str | None, operands, out=None) -> tuple[list[str], Plan | Exception]:
+def explain_resolution(policy: str, op: str | None, operands, out=None, form=None) -> tuple[list[str], Plan | Exception]:
     """The rules that fired, in order, and the plan (or the exception) they led to: ``resolve``
-    with a tracer. ``out``: (target dtype, in place) to check storing the result too (check_store)."""
+    with a tracer. ``out``: (target dtype, in place) to check storing the result too (check_store);
+    ``form``: as for resolve."""
     trace = _Trace()
     try:
         pol, the_op = get_policy(policy), _op(op)
@@ -97,7 +119,10 @@ def explain_resolution(policy: str, op: str | None, operands, out=None) -> tuple
         else:
             trace(f"op {the_op.name}: promotion kind {pol.kinds.get(the_op.name, the_op.kind)}, defined on kinds "
                   f"{pol.rules.kernel_kinds(pol, the_op)!r}")
-        plan = resolve(policy, op, operands, trace)
+            refused = refusals.described(pol, the_op.name, refusals.form_of(the_op.name, form))
+            if refused:
+                trace(refused)
+        plan = resolve(policy, op, operands, trace, form)
         if out is not None:
             check_store(plan, *out, trace=trace)
         return trace, plan

@@ -2,21 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import ast
-import io
 import os
 import re
 import sys
-import tokenize
 
 from ..core import dtypes as D
 from ..core.ops import op_named
-
-_OPERATORS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide", "//": "floor_divide",
-              "%": "remainder", "**": "power", "==": "equal", "!=": "not_equal", "<": "less",
-              "<=": "less_equal", ">": "greater", ">=": "greater_equal", "&": "bitwise_and",
-              "|": "bitwise_or", "^": "bitwise_xor", "<<": "left_shift", ">>": "right_shift"}
-
 
 def _kinds(text):
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
@@ -83,92 +74,17 @@ def _cmd_audit(args):
         _write_picture(args, lambda *a, path: plots.audit_figure(*a, path=path, op=args.op), args.policy, report)
 
 
-_OPERAND = re.compile(r"^(?P<dtype>[A-Za-z_][\w]*)\s*\[(?P<shape>[^\]]*)\]$")
-
-
-def parse_operand(text):
-    """'int32[3]' -> an array spec, 'int64[]' -> a 0-d spec, '5.5' / 'True' / '1+2j' -> the scalar."""
-    from ..dispatch.api import spec
-    text = text.strip()
-    m = _OPERAND.match(text)
-    if m:
-        ndim = len([s for s in m["shape"].split(",") if s.strip()])
-        return spec(D.dtype(m["dtype"]), ndim=ndim)
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        value = None
-    if type(value) not in (bool, int, float, complex):
-        raise ValueError(f"cannot read operand {text!r}: write int32[3], int64[] or a Python bool/int/float/complex")
-    return value
-
-
-def _operator_positions(text):
-    """(start, end, symbol) of each operator outside brackets that stands between two operands
-    (not a sign: the token before it ends an operand)."""
-    positions, depth, previous = [], 0, None
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError) as exc:
-        raise ValueError(f"cannot read {text!r}: {exc}") from None
-    for tok in tokens:
-        if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
-            continue
-        if tok.string in "([{":
-            depth += 1
-        elif tok.string in ")]}":
-            depth -= 1
-        elif depth == 0 and tok.string in _OPERATORS and previous is not None and \
-                (previous.type in (tokenize.NAME, tokenize.NUMBER) or previous.string in ")]}"):
-            positions.append((tok.start[1], tok.end[1], tok.string))
-        previous = tok
-    return positions
-
-
-def parse_expression(text):
-    """'int32[3] + 5.5' -> ('add', operands); 'where(bool[3], int8[3], 1.5)' -> ('where', ...).
-    Spaces are optional ('int32[3]+5.5'); a complex scalar may be written 1+2j."""
-    text = " ".join(text.split())
-    m = re.match(r"^\s*(\w+)\s*\((.*)\)\s*$", text)
-    if m and not _OPERAND.match(text.strip()):
-        return op_named(m[1]).name, [parse_operand(p) for p in _split_args(m[2])]
-    problem = None
-    # The first split whose two sides both read as operands: 'int32[3] + 1+2j' splits at the first
-    # '+', '1+2j + int8[3]' at the second.
-    for start, end, sym in _operator_positions(text):
-        try:
-            return _OPERATORS[sym], [parse_operand(text[:start]), parse_operand(text[end:])]
-        except (ValueError, TypeError) as exc:
-            problem = problem or exc
-    if problem is not None:
-        raise ValueError(f"cannot read {text!r}: {problem}")
-    raise ValueError(f"cannot read {text!r}: write e.g. 'int32[3] + 5.5' or 'arctan2(int8[3], uint8[])'")
-
-
-def _split_args(text):
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch in "[(" and 1 or (ch in "])" and -1 or 0)
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return parts + [cur]
-
-
 def _cmd_explain(args):
-    """Print which rules fire; the exit status is 1 when the op is refused (the account says why)."""
-    from ..dispatch.api import explain, result_type
+    """Print which rules fire, step by step and policy by policy; the exit status is 1 when a
+    policy refuses a step (the account says why)."""
+    from .expression import explain_expression
     from ..promotion.policies import get_policy
-    get_policy(args.policy)
-    op, operands = parse_expression(" ".join(args.expression))
-    print(explain(*operands, op=op, policy=args.policy))
-    try:
-        result_type(*operands, op=op, policy=args.policy)
-    except (TypeError, ValueError, ArithmeticError):
-        return 1
-    return 0
+    policies = [p.strip() for p in args.policy.split(",") if p.strip()]
+    for p in policies or [""]:
+        get_policy(p)
+    text, taken = explain_expression(" ".join(args.expression), policies)
+    print(text)
+    return 0 if taken else 1
 
 
 def _picture_path(fmt):
@@ -221,10 +137,10 @@ def build_parser():
     p.add_argument("--op", default="add")
     p.add_argument("--show", type=int, default=10, help="examples to list per finding")
     _add_picture_options(p)
-    p = sub.add_parser("explain", help="which rules fire for an expression")
-    p.add_argument("--policy", default="numpy")
-    p.add_argument("expression", nargs="+", help="e.g. 'int32[3] + 5.5' or 'where(bool[3], int8[3], 1.5)' "
-                   "(quoting is optional)")
+    p = sub.add_parser("explain", help="which rules fire for an expression, step by step, under one policy or several")
+    p.add_argument("--policy", default="numpy", help="a policy, or several side by side: numpy,torch,paddle")
+    p.add_argument("expression", nargs="+", help="e.g. 'int32[3] * 2.5 + float16[3]', 'maximum(int8[3], 2.0)' or "
+                   "'where(bool[3], int8[3], 1.5)' (quoting is optional)")
     for name, (helptext, register) in _EXTRA.items():
         register(sub.add_parser(name, help=helptext))
     return ap

@@ -12,9 +12,13 @@ file's stem names the framework configuration, POLICY_OF the policy that emulate
 * the framework returned dtype D: gpupromote must return D;
 * it raised because a Python scalar was out of range: gpupromote must raise OverflowError;
 * it raised any other error: gpupromote must raise (any exception);
-* it raised an error that says only that its CPU build lacks a kernel, or that a function form
-  takes no Python scalar (the operator form of the same call is recorded too): not scored;
+* it raised an error that says only that its CPU build lacks a kernel: not scored;
 * an op gpupromote does not know disagrees, whatever the record says.
+
+Each record is replayed in its own form: ``gp.result_type(..., form="function")`` for a function's
+record (api ``func``, ``tfmath``), ``form="operator"`` for an operator's, so that a function that
+refuses a Python scalar (torch.maximum(x, 2.0): "must be Tensor"; paddle.add(x, 1) where x + 1
+runs) is scored as the refusal it is (promotion/refusals.py).
 
 TensorFlow is scored on its operators and tf.math.* (RFC 431's scope), not tf.experimental.numpy.
 """
@@ -42,10 +46,11 @@ _SUFFIXES = {".jsonl.gz": ("binary",), ".unary.jsonl.gz": ("unary", "clip", "red
 
 # TensorFlow's RFC 431 rules are those of its operators and tf.math.*; tf.experimental.numpy is apart
 _APIS = {stem: ("operator", "tfmath") for stem in POLICY_OF if stem.startswith("tensorflow-")}
-# errors that are no promotion decision: a missing CPU kernel, an API that takes no Python scalar, ...
-_UNSCORED = ("UnimplementedError", "NotFoundError", "Could not find device", "(NotFound)", "must be Tensor, but got",
-             "must be Tensor, not", "has no attribute", "received an invalid combination of arguments",
+# errors that are no promotion decision: a missing CPU kernel, a call that hung, ...
+_UNSCORED = ("UnimplementedError", "NotFoundError", "Could not find device", "(NotFound)", "has no attribute",
              "Unexpected termination", "KeyError", "type of data we are trying to retrieve")
+# the record's api -> the form of the call it replays (core/kinds.Form)
+_FORMS = {"func": "function", "tfmath": "function", "operator": "operator"}
 # torch's "not implemented for" names a design refusal for most dtypes, a CPU kernel gap for these
 _TORCH_GAPS = ("'UInt16'", "'UInt32'", "'UInt64'", "'Float8", "'ComplexHalf'")
 _OVERFLOW = ("OverflowError", "out of bounds", "out of range", "too large to convert")
@@ -107,7 +112,8 @@ def agrees(gp, record, policy) -> tuple[bool, str]:
     if not _known(record["op"]):
         return False, f"{call} [{record['api']}]: framework {framework} | gpupromote has no op {record['op']!r}"
     try:
-        got, raised = gp.result_type(*operands(gp, record), op=record["op"], policy=policy).name, None
+        got, raised = gp.result_type(*operands(gp, record), op=record["op"], policy=policy,
+                                     form=_FORMS.get(record["api"])).name, None
     except Exception as exc:  # noqa: BLE001 - any exception is an answer here
         got, raised = None, exc
     ok = (want == "dtype" and raised is None and got == name) or \

@@ -1,6 +1,7 @@
 """The registry of policies. A policy is a small typed value: its framework's promotion table
 or lattice, the dtypes it has, the default dtypes of values that bring none, the op promotion
-kinds and op refusals where the framework differs from core/ops.py, and its rule module
+kinds and op refusals where the framework differs from core/ops.py, the Python scalars its
+functions or operators refuse (promotion/refusals.py), and its rule module
 (gpupromote/promotion/rules/<framework>.py), which owns every quirk. One ``Policy(...)`` per variant,
 built from literal tables in promotion/policies/<framework>.py."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from ...core import dtypes as D
 from ...core.kinds import PromotionKind, categories
 from ..lattice import Lattice, PairTable
+from ..refusals import NO_REFUSALS, ScalarRefusals
 from ..rules import Rules
 
 __all__ = ["Policy", "get_policy", "policy_names"]
@@ -47,6 +49,7 @@ class Policy:
     kinds: dict = field(default_factory=dict)    # op -> PromotionKind, where the framework overrides core/ops.py
     accepts: dict = field(default_factory=dict)  # op -> dtype kinds its kernels take, where more than core/ops.py
     refuses: dict = field(default_factory=dict)  # op -> dtype kinds the framework refuses for it
+    scalar_refusals: ScalarRefusals = NO_REFUSALS  # Python scalars a form of a call refuses (torch.maximum(x, 2.0))
 
     def __post_init__(self):
         # why: a misspelt kind or category raises here, at import, instead of acting as a default

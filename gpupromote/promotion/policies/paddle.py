@@ -25,6 +25,7 @@ the op whose rule decides their dtype.
 from ...core import dtypes as D
 from ..lattice import PairTable, parse_grid
 from ...core.kinds import PromotionKind
+from ..refusals import ScalarRefusals
 from ..rules.paddle import TO_TENSOR, PaddleRules
 from ..rules.paddle import TensorRoute as T
 from ..rules.paddle import ZeroDimRoute as Z
@@ -165,6 +166,40 @@ ROUTES = {
     "right_shift":    (T.EXACT,   Z.TENSOR,  _CONVERT_INT),
 }
 
+# The Python scalars Paddle's functions refuse where its operators take them ("ValueError: (InvalidArgument)
+# add(): argument 'y' (position 1) must be Tensor, but got int"), and the one operator that refuses
+# one (x & 1; 1 & x runs). Only what the records show (tests/observed/paddle-default.jsonl.gz,
+# records whose error says "must be Tensor"): every kind alike, but paddle.remainder, which takes a
+# bool, int or float second and refuses a complex one. Ops without such records are not listed,
+# though Paddle may refuse them too (paddle.greater_equal(x, 1), x | 1); where Paddle refuses a
+# scalar with another error (paddle.atan2, paddle.hypot: AttributeError / "must be tensor type"),
+# ROUTES says so (their scalars column is None).
+_FIRST, _EITHER = {0: "bifc"}, {0: "bifc", 1: "bifc"}
+SCALAR_REFUSALS = ScalarRefusals(to_tensor="paddle.to_tensor", table={
+    # (form, op)                        (called as,                    refused: position -> Python scalar kinds)
+    ("function", "add"):                ("paddle.add",                 _EITHER),
+    ("function", "subtract"):           ("paddle.subtract",            _EITHER),
+    ("function", "multiply"):           ("paddle.multiply",            _EITHER),
+    ("function", "true_divide"):        ("paddle.divide",              _EITHER),
+    ("function", "floor_divide"):       ("paddle.floor_divide",        _FIRST),
+    ("function", "remainder"):          ("paddle.remainder",           {0: "bifc", 1: "c"}),
+    ("function", "power"):              ("paddle.pow",                 _FIRST),
+    ("function", "maximum"):            ("paddle.maximum",             _EITHER),
+    ("function", "minimum"):            ("paddle.minimum",             _EITHER),
+    ("function", "fmax"):               ("paddle.fmax",                _EITHER),
+    ("function", "fmin"):               ("paddle.fmin",                _EITHER),
+    ("function", "equal"):              ("paddle.equal",               _FIRST),
+    ("function", "less"):               ("paddle.less",                _EITHER),
+    ("function", "logical_and"):        ("paddle.logical_and",         _EITHER),
+    ("function", "logical_xor"):        ("paddle.logical_xor",         _EITHER),
+    ("function", "bitwise_and"):        ("paddle.bitwise_and",         _EITHER),
+    ("function", "bitwise_or"):         ("paddle.bitwise_or",          _EITHER),
+    ("function", "left_shift"):         ("paddle.bitwise_left_shift",  _EITHER),
+    ("function", "logaddexp"):          ("paddle.logaddexp",           _EITHER),
+    ("function", "nextafter"):          ("paddle.nextafter",           _EITHER),
+    ("operator", "bitwise_and"):        ("&",                          {1: "bifc"}),
+})
+
 PADDLE = Policy(
     name="paddle",
     framework="PaddlePaddle",
@@ -193,5 +228,6 @@ PADDLE = Policy(
              "maximum": "c", "minimum": "c", "fmax": "c", "fmin": "c", "arctan2": "c", "logaddexp": "c",
              "nextafter": "c", "bitwise_and": "fc", "bitwise_or": "fc", "bitwise_xor": "fc",
              "left_shift": "fc", "right_shift": "fc"},
+    scalar_refusals=SCALAR_REFUSALS,
     rules=PaddleRules(routes=ROUTES),
 )

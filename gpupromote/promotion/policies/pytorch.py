@@ -10,6 +10,7 @@ from dataclasses import replace
 from ...core import dtypes as D
 from ..lattice import PairTable, parse_grid
 from ...core.kinds import PromotionKind
+from ..refusals import ScalarRefusals
 from ..rules.pytorch import TorchRules
 from . import Policy
 
@@ -59,6 +60,39 @@ _REFUSES = {
 _ACCEPTS = {"logaddexp": "fc", "sign": "buif", "conj": "buifc", "sigmoid": "buifc", "reciprocal": "buifc",
             "imag": "c", "mean": "fc", "var": "fc", "std": "fc"}
 
+# The Python scalars PyTorch's *functions* refuse ("TypeError: maximum(): argument 'other' (position 2)
+# must be Tensor, not float"; torch.eq(2, t): "eq() received an invalid combination of arguments"),
+# where its operators take them (2 == t runs). Facts, found by tools/probe_scalar_refusals.py: it calls
+# torch 2.13.0+cpu's function for every gp binary op with a Python bool, int, float and complex first
+# and second, beside bool, int32, int64, float32, float64 and complex64 tensors. Each op refuses every
+# kind alike, in the positions below (0: first); every op not listed (add, pow, bitwise_and, ...,
+# torch.where's x and y) takes them all. A 0-d tensor is never refused.
+# Note: torch refuses numpy scalars (np.float64(2.0)) in the same places; gpupromote takes a numpy
+# scalar as the 0-d array it stands for (torch.as_tensor makes one of it), so it refuses Python scalars only.
+_FIRST, _EITHER = {0: "bifc"}, {0: "bifc", 1: "bifc"}
+SCALAR_REFUSALS = ScalarRefusals(to_tensor="torch.tensor", table={
+    # (form, op)                        (called as,           refused: position -> Python scalar kinds)
+    ("function", "fmod"):               ("torch.fmod",        _FIRST),
+    ("function", "maximum"):            ("torch.maximum",     _EITHER),
+    ("function", "minimum"):            ("torch.minimum",     _EITHER),
+    ("function", "fmax"):               ("torch.fmax",        _EITHER),
+    ("function", "fmin"):               ("torch.fmin",        _EITHER),
+    ("function", "equal"):              ("torch.eq",          _FIRST),
+    ("function", "not_equal"):          ("torch.ne",          _FIRST),
+    ("function", "less"):               ("torch.lt",          _FIRST),
+    ("function", "less_equal"):         ("torch.le",          _FIRST),
+    ("function", "greater"):            ("torch.gt",          _FIRST),
+    ("function", "greater_equal"):      ("torch.ge",          _FIRST),
+    ("function", "logical_and"):        ("torch.logical_and", _EITHER),
+    ("function", "logical_or"):         ("torch.logical_or",  _EITHER),
+    ("function", "logical_xor"):        ("torch.logical_xor", _EITHER),
+    ("function", "arctan2"):            ("torch.atan2",       _EITHER),
+    ("function", "hypot"):              ("torch.hypot",       _EITHER),
+    ("function", "copysign"):           ("torch.copysign",    _FIRST),
+    ("function", "logaddexp"):          ("torch.logaddexp",   _EITHER),
+    ("function", "nextafter"):          ("torch.nextafter",   _EITHER),
+})
+
 TORCH = Policy(
     name="torch",
     framework="PyTorch",
@@ -76,6 +110,7 @@ TORCH = Policy(
            "mean": PromotionKind.DEFAULT, "var": PromotionKind.COMPLEX_TO_FLOAT, "std": PromotionKind.COMPLEX_TO_FLOAT},
     accepts=_ACCEPTS,
     refuses=_REFUSES,
+    scalar_refusals=SCALAR_REFUSALS,
     rules=TorchRules(),
 )
 

@@ -40,19 +40,12 @@ class TorchRules(Rules):
     # is nan). PyTorch's CUDA kernels keep it in float32 for add/sub too; one plan serves both
     # devices here, and it follows the CPU, where the records come from.
     opmath_ops = frozenset({"multiply", "true_divide", "floor_divide"})
-    # torch.copysign(2, t) and the other function-only ops take no Python scalar first
-    # (TypeError: received an invalid combination of arguments); operators do (reflected).
-    scalar_first_refused = frozenset({"copysign", "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot",
-                                      "logaddexp", "nextafter", "logical_and", "logical_or", "logical_xor"})
     # "Subtraction, the `-` operator, with a bool tensor is not supported"
     operand_refuses = {"subtract": "b"}
     # bool ** bool tensor: "pow" not implemented for 'Bool'; bool tensor ** True runs
     scalar_only_kernels = {"power": "b"}
 
     def prepare(self, pol, op, kind, values, operands, trace):
-        if op.name in self.scalar_first_refused and values[0].category == "scalar":
-            raise PromotionError(pol.name, op.name, operands, f"{pol.framework}'s {op.name} takes no Python scalar "
-                                 "as its first argument", "Wrap it in an array of the dtype you want first")
         kinds = self.operand_refuses.get(op.name, "")
         refused = [o for o in values if o.kind in kinds]
         if refused:
