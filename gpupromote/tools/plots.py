@@ -424,6 +424,7 @@ def compare_figure(report, path=None):
     verdict = report.first_divergence
     sub = ("no divergence" if verdict is None else
            f"first divergence: step {verdict.index}, {verdict.op} at line {report.where(verdict)}")
-    fig.text(0.5, 1 - 0.62 / height, f"{sub}  ·  red outline: a dtype other than {ref}'s  ·  {CROSS}: refused",
+    blank = "  ·  blank: not run (after a refusal)" if any(s.not_run for s in steps) else ""
+    fig.text(0.5, 1 - 0.62 / height, f"{sub}  ·  red outline: a dtype other than {ref}'s  ·  {CROSS}: refused{blank}",
              ha="center", va="top", fontsize=8.5, color="#333333")
     return _save(fig, path)
