@@ -47,9 +47,12 @@ def compare(fn, *args, policies=("numpy", "torch")) -> "Comparison":
     ``fn`` is a function gp.fuse takes (elementwise ops, unary functions, clip, astype, reductions
     such as gp.sum), or a gp.fuse'd function; ``args`` NumPy, CuPy, torch or JAX arrays and Python
     scalars. Each step's values under every policy after the first are compared with the first
-    policy's (the reference): see ``Difference``. A step a policy refuses (the resolver raises, or
-    the call's value checks do) is kept as that refusal, and the steps computed from it are not run
-    under that policy. Returns a ``Comparison``."""
+    policy's (the reference): the largest absolute difference, the largest difference in ulps
+    (counted in the units of the less precise of the two dtypes, both values rounded to it) and
+    the elements where one is NaN and the other not; see ``Difference``. A step a policy refuses
+    (the resolver raises, or the call's value checks do) is kept as that refusal, and the steps
+    computed from it are not run under that policy; a step every policy fails alike (operands that
+    do not broadcast) raises. Returns a ``Comparison``."""
     policies = tuple(policies)
     if len(policies) < 2:
         raise ValueError(f"gp.compare needs two policies or more to compare, not {policies!r}")
@@ -59,6 +62,7 @@ def compare(fn, *args, policies=("numpy", "torch")) -> "Comparison":
         fn = fn.fn
     args = [foreign.adopt(a) if foreign.is_foreign(a) else a for a in args]
     runs = {name: _run(fn, args, name) for name in policies}
+    _raise_common_failure(runs)
     return Comparison(fn, policies, runs)
 
 
@@ -163,6 +167,15 @@ def _run(fn, args, policy):
     return recorder.records, _unwrapped(result)
 
 
+def _raise_common_failure(runs):
+    """A step that every policy fails with the same exception and message (operands that do not
+    broadcast, say) is the function's own error, no difference between policies: raised."""
+    for k in range(min(len(records) for records, _ in runs.values())):
+        errors = [records[k].error for records, _ in runs.values()]
+        if all(e is not None for e in errors) and len({(type(e), str(e)) for e in errors}) == 1:
+            raise errors[0]
+
+
 def _is_host(x) -> bool:
     return type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic)) or describe(x).host
 
@@ -217,7 +230,7 @@ def _call_text(op, args, kwargs) -> str:
             shown.append(str(D.dtype(a).name))
         else:
             shown.append("array")
-    shown += [f"{k}={v!r}" for k, v in kwargs.items() if v not in (None, False)]
+    shown += [f"{k}={v!r}" for k, v in kwargs.items() if v is not None and v is not False]
     return f"{op}({', '.join(shown)})"
 
 

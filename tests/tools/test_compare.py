@@ -202,3 +202,17 @@ def test_complex_parts_and_shapes():
     assert difference(a, C128, b, C64).max_ulp == 1
     assert str(difference(np.ones(3), F64, np.ones(4), F64)) == "shapes (3,) vs (4,)"
     assert not Difference(size=3).differs
+
+
+def test_an_error_of_the_function_itself_is_raised_not_reported():
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        gp.compare(lambda x: x + np.ones(4, np.float32), np.ones(3, np.float32), policies=("numpy", "torch"))
+
+
+def test_numpy_functions_methods_and_reduction_keywords_are_steps():
+    def rows(x):
+        return gp.sum(np.exp(x).astype("float16"), axis=0, keepdims=True)
+    report = gp.compare(rows, np.zeros((2, 3), np.float32), policies=("numpy", "torch"))
+    assert [s.call for s in report.steps] == ["exp(x)", "astype(#0, float16)", "sum(#1, axis=0, keepdims=True)"]
+    assert report.first_divergence is None
+    np.testing.assert_array_equal(report.results["torch"], np.full((1, 3), 2, np.float16))
