@@ -55,6 +55,9 @@ def test_int_times_float_diverges_in_dtype_at_the_first_step():
     assert 0 < root.max_abs < 1e-6
     np.testing.assert_array_equal(report.steps[1].values["torch"], np.sqrt(X_INT32.astype(np.float32) * np.float32(2.5)))
     assert report.results["numpy"].dtype == np.float64 and report.results["jax"].dtype == np.float32
+    # the steps are gp.fuse's: the fused function computes the same result, bit for bit
+    fused = gp.fuse(scaled_root_sum, policy="torch")(X_INT32)
+    assert fused.dtype == np.float32 and fused.tobytes() == report.results["torch"].tobytes()
 
 
 def test_the_table_reads_as_written():
