@@ -292,7 +292,7 @@ class Difference:
             return "same values"
         parts = []
         if self.max_abs is not None:
-            parts.append(f"{self.max_abs:.3g} ({self.max_ulp} ulp)")
+            parts.append(f"{self.max_ulp}" if self.ulp_dtype is None else f"{self.max_abs:.3g} ({self.max_ulp} ulp)")
         if self.nan_mismatches:
             parts.append(f"{self.nan_mismatches} NaN")
         return ", ".join(parts) + (f" in {self.count}/{self.size}" if self.size > 1 else "")
@@ -312,21 +312,25 @@ def difference(a: np.ndarray, da: D.DType, b: np.ndarray, db: D.DType) -> Differ
         apart = _int_apart(a[differ], b[differ])
         return Difference(count, a.size, float(apart), apart, None)
     wide = np.complex128 if "c" in (da.kind, db.kind) else np.float64
-    wa, wb = a.astype(wide), b.astype(wide)
+    with np.errstate(over="ignore", invalid="ignore"):   # beyond the ulp dtype, a value rounds to inf
+        return _float_difference(a.astype(wide), da, b.astype(wide), db, wide is np.complex128)
+
+
+def _float_difference(wa, da, wb, db, complex_) -> Difference:
     nan_a, nan_b = np.isnan(wa), np.isnan(wb)
     nan_mismatch = nan_a != nan_b
     differ = (wa != wb) & ~(nan_a & nan_b)
     count = int(differ.sum())
     if not count:
-        return Difference(size=a.size)
+        return Difference(size=wa.size)
     numeric = differ & ~nan_a & ~nan_b
     unit = _less_precise(da, db)
     max_abs = max_ulp = None
     if numeric.any():
         max_abs = float(np.abs(wa[numeric] - wb[numeric]).max())
-        parts = (np.real, np.imag) if wide is np.complex128 else (np.asarray,)
+        parts = (np.real, np.imag) if complex_ else (np.asarray,)
         max_ulp = max(_ulps(part(wa[numeric]), part(wb[numeric]), unit) for part in parts)
-    return Difference(count, a.size, max_abs, max_ulp, unit, int(nan_mismatch.sum()))
+    return Difference(count, wa.size, max_abs, max_ulp, unit, int(nan_mismatch.sum()))
 
 
 def _real_of(d: D.DType) -> D.DType | None:

@@ -195,6 +195,7 @@ def test_ulps_across_zero_and_between_integers():
     assert difference(np.array([-tiny]), F32, np.array([tiny]), F32).max_ulp == 2
     d = difference(np.array([100, -128], np.int8), I8, np.array([100, 127]), I64)
     assert (d.count, d.max_abs, d.max_ulp, d.ulp_dtype) == (1, 255.0, 255, None)
+    assert str(d) == "255 in 1/2"   # integers: the difference is the count of units
     big = difference(np.array([2 ** 64 - 1], np.uint64), U64, np.array([-1], np.int64), I64)
     assert big.max_ulp == 2 ** 64
 
@@ -219,3 +220,11 @@ def test_numpy_functions_methods_and_reduction_keywords_are_steps():
     assert [s.call for s in report.steps] == ["exp(x)", "astype(#0, float16)", "sum(#1, axis=0, keepdims=True)"]
     assert report.first_divergence is None
     np.testing.assert_array_equal(report.results["torch"], np.full((1, 3), 2, np.float16))
+
+
+def test_a_value_beyond_the_less_precise_dtype_rounds_to_its_infinity():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no overflow warning from the comparison's own casts
+        d = difference(np.array([1e300, 2.0]), F64, np.array([np.inf, 2.0], np.float32), F32)
+    assert (d.count, d.max_abs, d.max_ulp, d.nan_mismatches) == (1, np.inf, 0, 0)
