@@ -33,6 +33,7 @@ from .dispatch.functions import (
 from .dispatch.fuse import fuse
 from .engines.cpu.threads import get_num_threads, num_threads, set_num_threads   # numba loads on first use
 from .tools.config import show_config
+from .tools.compare import Comparison, compare
 from .dispatch import operators as _operators  # noqa: F401  (attaches gp.Array's operators)
 from .core.ops import OPS
 from .dispatch.operands import register_lazy as _register_lazy
@@ -86,4 +87,5 @@ __all__ = [
     "bitwise_not", "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit",
     "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype",
     "sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "argmax", "argmin", "cumsum", "cumprod",
+    "compare", "Comparison",
 ]

@@ -15,7 +15,7 @@ import functools
 
 from ..core import dtypes as D
 
-__all__ = ["MissingMatplotlib", "audit_figure", "diff_figure", "table_figure"]
+__all__ = ["MissingMatplotlib", "audit_figure", "compare_figure", "diff_figure", "table_figure"]
 
 ERROR, OVERFLOW = "--", "OV"
 CROSS = "\u2717"  # the glyph an error cell shows (DejaVu Sans, matplotlib's default font, has it)
@@ -263,7 +263,7 @@ def _emulates(policy):
 
 
 # ---------------------------------------------------------------------------------------------
-# the three pictures
+# the pictures (gp.compare's at the end)
 
 def table_figure(grid, path=None):
     """The grid of one policy as a heatmap: one colour per result kind, darker = wider, errors
@@ -369,3 +369,62 @@ def audit_figure(policy, report, path=None, op=None):
     handles += _kind_handles(f, seen) + _status_handles(f, seen)
     f.legend(handles, ncol=3)
     return f.save(path)
+
+
+def compare_figure(report, path=None):
+    """gp.compare's report as a picture: one row per step, one column per policy with the step's
+    result dtype coloured by kind (as the grids are), a refusal as a hatched cross, a step not run
+    (after a refusal) blank; a dtype that differs from the first policy's outlined in red, and on
+    the right how each policy's values differ from the first's."""
+    _, Figure, FigureCanvasAgg, patches = _mpl()
+    steps, policies = report.steps, list(report.policies)
+    labels = [f"{s.index}  {s.call}" for s in steps]
+    notes = ["; ".join(f"{p}: {d}" for p, d in s.differences.items() if d.differs) for s in steps]
+    where = [f"line {report.where(s)}  {s.text}" for s in steps]
+    col, row = 1.05, 0.34
+    left = 0.3 + 0.075 * max((len(x) for x in labels), default=4)
+    right = 0.3 + 0.058 * max((len(a) + len(b) + 3 for a, b in zip(where, notes)), default=8)
+    width = max(left + col * len(policies) + right, 7.0)
+    top, bottom = 1.25, 0.3
+    height = top + bottom + row * max(len(steps), 1)
+    fig = Figure(figsize=(width, height), dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes([left / width, bottom / height, col * len(policies) / width, row * len(steps) / height])
+    ax.set_xlim(0, len(policies))
+    ax.set_ylim(len(steps), 0)
+    ax.axis("off")
+    ref = policies[0]
+    for i, s in enumerate(steps):
+        first = s is report.first_divergence
+        ax.text(-0.08, i + 0.5, labels[i], ha="right", va="center", fontsize=8, fontfamily="monospace",
+                weight="bold" if first else "normal", color="#b00000" if first else "black")
+        for j, p in enumerate(policies):
+            name = s.dtypes[p]
+            if p in s.refusals:
+                face, text, hatch = _ERROR_FACE, CROSS, ("///", _ERROR_HATCH)
+            elif name is None:
+                face, text, hatch = _SAME_FACE, "", None
+            else:
+                face, text, hatch = _colour(D.dtype(name).code), name, None
+            ax.add_patch(patches.Rectangle((j, i), 1, 1, facecolor=face, edgecolor="white", lw=0.8, zorder=1))
+            if hatch:
+                ax.add_patch(patches.Rectangle((j, i), 1, 1, facecolor="none", edgecolor=hatch[1], hatch=hatch[0],
+                                               lw=0, zorder=2))
+            ax.text(j + 0.5, i + 0.53, text, ha="center", va="center", fontsize=7.5, zorder=4,
+                    color="#707070" if p in s.refusals else _ink(face))
+            if p != ref and (name != s.dtypes[ref] or p in s.refusals) and (name or p in s.refusals):
+                ax.add_patch(patches.Rectangle((j + 0.04, i + 0.06), 0.92, 0.88, facecolor="none",
+                                               edgecolor=_NONCOMM_EDGE, lw=1.8, zorder=6))
+        ax.text(len(policies) + 0.1, i + 0.5, f"{where[i]}   {notes[i]}".rstrip(), ha="left", va="center",
+                fontsize=7.5, color="#333333")
+    for j, p in enumerate(policies):
+        ax.text(j + 0.5, -0.25, p, ha="center", va="bottom", fontsize=8.5, weight="bold")
+    fig.text(0.5, 1 - 0.28 / height, f"gp.compare({report.name}): {', '.join(policies)}", ha="center", va="top",
+             fontsize=12, weight="bold")
+    verdict = report.first_divergence
+    sub = ("no divergence" if verdict is None else
+           f"first divergence: step {verdict.index}, {verdict.op} at line {report.where(verdict)}")
+    blank = "  ·  blank: not run (after a refusal)" if any(s.not_run for s in steps) else ""
+    fig.text(0.5, 1 - 0.62 / height, f"{sub}  ·  red outline: a dtype other than {ref}'s  ·  {CROSS}: refused{blank}",
+             ha="center", va="top", fontsize=8.5, color="#333333")
+    return _save(fig, path)

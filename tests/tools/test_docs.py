@@ -243,7 +243,7 @@ _PATH = re.compile(r"(?<![\w/.])((?:gpupromote|tests|kernels|bench|docs)/[\w./-]
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/ARCHITECTURE.md", "docs/cpu-engine.md", "docs/deviations.md",
-                                  "docs/fuse.md"])
+                                  "docs/fuse.md", "docs/porting.md"])
 def test_paths_the_docs_name_exist(page):
     text = (ROOT / page).read_text()
     missing = sorted({p for p in _PATH.findall(text)
