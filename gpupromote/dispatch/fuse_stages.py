@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import FuseError
+from ..core.kinds import Form
 from ..core.ops import op_named
 from .api import use_policy
 from .array import Array
@@ -46,12 +47,13 @@ class _Recorder:
         self.policy, self.fused_cls = policy, fused_cls
         self.kernels = 0   # kernels launched (for tests and the docs' counts)
 
-    def record(self, op, args, policy=None, out=None):
+    def record(self, op, args, policy=None, out=None, form=Form.FUNCTION):
         if out is not None:
             raise FuseError("gp.fuse: out= inside a fused function; pass out= to the fused function's call")
         if (policy or self.policy) != self.policy:
             raise FuseError(f"gp.fuse: a step asks for policy {policy!r} inside a function fused under {self.policy!r}")
-        return Staged(self, ("op", op_named(op).name, tuple(args)))
+        # the form (gp.add(x, 1) or x + 1) is replayed as written: a policy may refuse a scalar in one only
+        return Staged(self, ("op", op_named(op).name, tuple(args), form))
 
     def record_reduction(self, op, x, kwargs, policy=None):
         from .reduce import reduce
@@ -126,7 +128,7 @@ def _operator(op, reflected=False):
     def method(self, other):
         if not (isinstance(other, (Staged, np.ndarray, np.generic, Array, *_PY_SCALARS))):
             return NotImplemented
-        return self._tracer.record(op, (other, self) if reflected else (self, other))
+        return self._tracer.record(op, (other, self) if reflected else (self, other), form=Form.OPERATOR)
     return method
 
 
@@ -156,12 +158,13 @@ def _evaluator(x: Staged):
                     index[key] = len(leaves)
                     leaves.append(e[1])
                 return ("arg", index[key])
-            return ("op", e[1], tuple(collect(a) for a in e[2]))
+            return ("op", e[1], tuple(collect(a) for a in e[2]), e[3])
         return ("const", e)
 
     tree = collect(x)
 
     def fn(*args):
+        from .eager import call
         from .opfunctions import OP_FUNCTIONS as ops   # the public op functions (gp.add ...)
         memo = {}
 
@@ -172,7 +175,8 @@ def _evaluator(x: Staged):
                 return t[1]
             key = id(t)
             if key not in memo:
-                memo[key] = ops[t[1]](*[ev(a) for a in t[2]])
+                values = [ev(a) for a in t[2]]
+                memo[key] = ops[t[1]](*values) if t[3] == Form.FUNCTION else call(t[1], values, form=t[3])
             return memo[key]
         return ev(tree)
     return leaves, fn

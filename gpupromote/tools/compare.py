@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.errors import FuseError
+from ..core.kinds import Form
 from ..dispatch import eager, foreign
 from ..dispatch.api import describe, use_policy
 from ..dispatch.array import Array
@@ -109,10 +110,11 @@ class _Recorder:
         dtype = D.dtype(canonical.get(o.dtype.name, o.dtype.name)) if canonical else o.dtype
         return _Probe(self, x, dtype, int(np.ndim(_storage(x))), label)
 
-    def record(self, op, args, policy=None, out=None):
+    def record(self, op, args, policy=None, out=None, form=Form.FUNCTION):
         if out is not None:
             raise FuseError("gp.compare: out= inside the compared function; drop it")
-        return self._step(op, args, {}, policy, lambda values: eager.call(op, values, self.policy))
+        # the form (gp.maximum(x, 2.0) or x + 2.0) decides whether a policy refuses a Python scalar
+        return self._step(op, args, {}, policy, lambda values: eager.call(op, values, self.policy, form=form))
 
     def record_reduction(self, op, x, kwargs, policy=None):
         return self._step(op, (x,), kwargs, policy,

@@ -108,6 +108,21 @@ def test_fuse_refuses_at_trace_time_as_the_eager_call_refuses(x):
         assert "function form (paddle.add)" in add_function.explain(x, np.float32(1.0))
 
 
+def test_a_fused_function_ending_in_a_reduction_keeps_each_steps_form(x):
+    # such a function runs in stages (dispatch/fuse_stages.py), which replay the recorded steps
+    @gp.fuse
+    def operator_form(a, s):
+        return gp.sum((a + s) * 2)
+
+    @gp.fuse
+    def function_form(a, s):
+        return gp.sum(gp.add(a, s) * 2)
+
+    with gp.use_policy("paddle"):
+        assert int(np.asarray(operator_form(x, 1))) == int(((x.astype(np.int64) + 1) * 2).sum())
+        _raises_refusal(lambda: function_form(x, 1))
+
+
 def test_dask_graph_refuses_when_it_is_built(x):
     da = pytest.importorskip("dask.array")
     d = da.from_array(x, chunks=2)
