@@ -22,10 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (name, pytest arguments): the longest first, so that the two lanes end close together
 GROUPS = [
-    ("engines-hostcuda", ["tests/engines", "tests/hostcuda"]),
+    ("dispatch", ["tests/dispatch"]),
+    ("hostcuda", ["tests/hostcuda"]),
+    ("engines", ["tests/engines"]),
     ("oracle-cpu", ["tests/oracle/test_cpu_oracle.py"]),
     ("oracle", ["tests/oracle", "--ignore=tests/oracle/test_cpu_oracle.py"]),
-    ("dispatch-kernel", ["tests/dispatch", "tests/kernel"]),
+    ("kernel", ["tests/kernel"]),
     ("rest", ["tests"] + [f"--ignore=tests/{d}" for d in ("oracle", "engines", "hostcuda", "dispatch", "kernel")]),
 ]
 

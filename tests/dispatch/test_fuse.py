@@ -5,7 +5,6 @@ gp.Array operator) under the policy: what a user would have written without gp.f
 """
 from __future__ import annotations
 
-import os
 import warnings
 
 import ml_dtypes
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpupromote as gp
+from tests.support import tier
 from gpupromote.core import dtypes as D
 from gpupromote.core.errors import IntegerDivisionByZero
 from gpupromote.promotion.policies import policy_names
@@ -324,7 +324,7 @@ def evaluate(expr, xs):
     return getattr(gp, op)(a, b)
 
 
-@settings(max_examples=int(os.environ.get("GP_FUSE_EXAMPLES", "300")), deadline=None, derandomize=True,
+@settings(max_examples=tier.count("GP_FUSE_EXAMPLES", 150, 300), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(chains())
 def test_fused_chains_equal_eager_bit_for_bit(case):

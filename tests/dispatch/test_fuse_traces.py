@@ -13,11 +13,10 @@ The property test draws all of these at once: random chains over inputs of rando
 twice, the second time with other ranks), unused steps (some over an input no other step can
 broadcast with), closure scalars that change between the calls, and a branch on ``ndim``; the
 fused call must equal the eager one (values, shape, dtype, exception class, warnings), and a
-call that raises must have run the function once. GP_FUSE_TRACE_EXAMPLES sets how many (default 150).
+call that raises must have run the function once. GP_FUSE_TRACE_EXAMPLES sets how many (default 60; 150 under GP_TEST_TIER=full).
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -25,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpupromote as gp
+from tests.support import tier
 from gpupromote.core.errors import IntegerDivisionByZero, PromotionError
 from gpupromote.dispatch.traced import Traced
 from gpupromote.promotion.policies import policy_names
@@ -290,7 +290,7 @@ def _make(result, unused, branch):
     return fn, k, runs
 
 
-@settings(max_examples=int(os.environ.get("GP_FUSE_TRACE_EXAMPLES", "150")), deadline=None, derandomize=True,
+@settings(max_examples=tier.count("GP_FUSE_TRACE_EXAMPLES", 60, 150), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(traced_cases())
 def test_fused_equals_eager_over_ranks_unused_steps_and_closures(case):

@@ -9,7 +9,7 @@ must give NumPy's dtype and values (bit for bit, the sign of zeros included; NaN
 the transcendental ops), write ``out`` as NumPy does, or refuse when NumPy refuses, with an
 exception of the same kind. Known differences are those of test_specials.KNOWN.
 
-``GP_FUZZ_CASES`` (default 2000) sets the number of cases and ``GP_FUZZ_SEED`` (default 0) the
+``GP_FUZZ_CASES`` (default 800; 2000 under GP_TEST_TIER=full) sets the number of cases and ``GP_FUZZ_SEED`` (default 0) the
 seed. The drawn (op, dtypes, operand kinds) combinations come from a pool whose size grows with the
 number of cases (each is a kernel to compile), so that the default run reuses a warm cache. Every
 kernel stays loaded for the process's life (~4 MB each): run a very long sweep as several seeds of
@@ -26,9 +26,10 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
+from tests.support import tier
 from tests.engines.test_specials import differences, known
 
-CASES = int(os.environ.get("GP_FUZZ_CASES", "2000"))
+CASES = tier.count("GP_FUZZ_CASES", 800, 2000)
 SEED = int(os.environ.get("GP_FUZZ_SEED", "0"))
 
 DTYPES = [d.name for d in gp.core.dtypes.ALL if d.numpy is not None]

@@ -2,12 +2,11 @@
 into one generated CUDA kernel, launched behind the real launcher on device arrays, equal bit for bit
 to the CPU engine calling the same ops one at a time (the eager reference of tests/dispatch/test_fuse.py).
 
-GP_HOSTCUDA_FUSE_EXAMPLES sets how many chains (default 150: each new chain is one g++ build, cached
-on disk by source hash for the next run).
+GP_HOSTCUDA_FUSE_EXAMPLES sets how many chains (default 60, 150 under GP_TEST_TIER=full: each new chain
+is one g++ build, cached on disk by source hash for the next run).
 """
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import gpupromote as gp
+from tests.support import tier
 from tests import hostcuda
 from tests.hostcuda.support import HOSTCUDA_MARKS, assert_bit_identical
 from tests.dispatch.test_fuse import chains, eager, evaluate
@@ -47,7 +47,7 @@ def _run(fn):
             return "raise", type(exc)
 
 
-@settings(max_examples=int(os.environ.get("GP_HOSTCUDA_FUSE_EXAMPLES", "150")), deadline=None, derandomize=True,
+@settings(max_examples=tier.count("GP_HOSTCUDA_FUSE_EXAMPLES", 60, 150), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(case=chains())

@@ -52,3 +52,9 @@ def thin(items, every: int, row=lambda item: item[0], column=lambda item: item[1
             kept[i] = True
             covered.add(row(item))
     return [item for item, keep in zip(items, kept) if keep]
+
+
+def count(variable: str, lean: int, full: int) -> int:
+    """How many examples a drawn sweep takes: ``$variable`` where set, else ``lean`` or ``full`` by tier."""
+    value = os.environ.get(variable)
+    return int(value) if value else (full if FULL else lean)
