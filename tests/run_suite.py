@@ -20,9 +20,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# gp.fuse's property tests and the differential fuzz: a group of their own (each draws new kernels)
+_FUSE = sorted(str(p.relative_to(ROOT)) for pattern in ("test_fuse*.py", "test_reduce_fused.py", "test_fuzz.py")
+               for p in (ROOT / "tests" / "dispatch").glob(pattern))
+
 # (name, pytest arguments): the longest first, so that the two lanes end close together
 GROUPS = [
-    ("dispatch", ["tests/dispatch"]),
+    ("fuse-fuzz", _FUSE),
+    ("dispatch", ["tests/dispatch", *(f"--ignore={p}" for p in _FUSE)]),
     ("hostcuda", ["tests/hostcuda"]),
     ("engines", ["tests/engines"]),
     ("oracle-cpu", ["tests/oracle/test_cpu_oracle.py"]),
