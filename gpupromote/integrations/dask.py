@@ -53,6 +53,7 @@ from ..core import dtypes as D
 from ..dispatch.api import CURRENT_POLICY, describe, plan_for, spec
 from ..dispatch.array import Array
 from ..dispatch.eager import call as eager_call, check_cpu_dtypes
+from ..dispatch.fuse_stages import StagedFunction, run_staged
 from ..dispatch.operands import broadcast_shapes, shape_error
 from ..core.ops import ALIASES, op_named
 from ..promotion.policies import get_policy
@@ -222,7 +223,12 @@ def call_fused(fused, args, out=None, policy=None):
     _refuse_out(f"gp.fuse({label})", out)
     name = _policy_name(policy, fused.policy)
     specs = [_block_spec(x) for x in args]
-    trace = fused._trace_for(name, specs)   # every step resolved now: a refused promotion raises here
+    try:
+        trace = fused._trace_for(name, specs)   # every step resolved now: a refused promotion raises here
+    except StagedFunction:
+        # a reduction inside: the function's stages (dispatch/fuse_stages.py) on the dask arrays, each a
+        # graph - a fused chain per block, a tree reduction (integrations/dask_reduce.py) - built now
+        return run_staged(fused, name, list(args), None)
     if trace.result_dtype is None:
         # The result is not computed by gp ops (an argument as it came, a constant): what the eager
         # call returns is the function's own result, and with dask operands that is a dask graph.
