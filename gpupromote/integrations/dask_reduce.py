@@ -53,7 +53,7 @@ from ..dispatch.reduce import REDUCTION_FUNCTIONS, default_ddof, normalize_axes,
     reduction_plan, run_reduction
 from ..engines.cpu import reduce as cpu_reduce
 from ..kernel.reduce import reduction_of
-from .dask import _is_cupy, _policy_name, _refuse_out
+from .dask import is_cupy, graph_policy, refuse_out
 
 __all__ = ["reduce"]
 
@@ -333,14 +333,14 @@ def _scan(op, x, axis, key, plan):
 def reduce(op, x, axis=None, keepdims=False, dtype=None, ddof=None, out=None, policy=None):
     """``gp.<op>(x, ...)`` with ``x`` a dask array: a lazy dask array (see the module). What does
     not read data raises now: the policy's refusal, an axis out of range, out=."""
-    _refuse_out(f"gp.{op}", out)
+    refuse_out(f"gp.{op}", out)
     if not isinstance(x, da.Array):
         raise TypeError(f"gp.{op}: {type(x).__module__}.{type(x).__name__} is not a dask.array.Array; reduce "
                         f"a dask array (da.from_array(...), da.asarray(...))")
-    if _is_cupy(x._meta):
+    if is_cupy(x._meta):
         raise TypeError(f"gp.{op}: reductions of dask arrays with CuPy blocks are not supported yet; reduce "
                         f"x.map_blocks(cupy.asnumpy), or compute the CuPy array and call gp.{op} on it")
-    name = _policy_name(policy)
+    name = graph_policy(policy)
     xdt = D.dtype(x.dtype)
     plan = reduction_plan(op, xdt, x.ndim, dtype, name)   # the resolver's: a refused reduction raises here
     for d in (xdt, plan.result):
