@@ -74,7 +74,9 @@ def test_a_reduction_of_a_dask_array_equals_the_eager_one(policy, op, code, axis
         assert str(lazily.value) == str(refused)
         return
     exact = code != "f4" or op in ("max", "min", "argmax", "argmin")
-    _check(fn(x, axis=_AXES[axis], policy=policy), eager, exact)
+    lazy = fn(x, axis=_AXES[axis], policy=policy)
+    assert lazy.dtype == gp.result_type(x, op=op, policy=policy)
+    _check(lazy, eager, exact)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
