@@ -144,8 +144,13 @@ def _mean_chunk(block, axis, keepdims, key, computing_meta=False):
     return {"n": _count(block, axis), "s": _run(_plans(key)[1], block, axis)}
 
 
+def _leaves(nested):
+    """The partials of a combine step in the blocks' order (one partial comes alone, not in a list)."""
+    return [nested] if isinstance(nested, dict) else list(flatten(nested))
+
+
 def _mean_merge(pairs, axis):
-    n = sum(flatten(deepmap(lambda p: p["n"], pairs)))
+    n = sum(p["n"] for p in _leaves(pairs))
     return n, _concatenate2(deepmap(lambda p: p["s"], pairs), axes=axis)
 
 
@@ -188,7 +193,7 @@ def _moment_merge(triples, key):
     """Chan, Golub and LeVeque's update, pair by pair in the blocks' order, with gp ops under the
     graph's policy: n = na + nb, mean = ma + d * nb / n, M2 = M2a + M2b + |d|**2 * na * nb / n."""
     policy = key[4]
-    leaves = list(flatten(triples))
+    leaves = _leaves(triples)
     n, mean, m2 = leaves[0]["n"], leaves[0]["mean"], leaves[0]["m2"]
     for other in leaves[1:]:
         nb = other["n"]
@@ -341,6 +346,9 @@ def reduce(op, x, axis=None, keepdims=False, dtype=None, ddof=None, out=None, po
         raise TypeError(f"gp.{op}: reductions of dask arrays with CuPy blocks are not supported yet; reduce "
                         f"x.map_blocks(cupy.asnumpy), or compute the CuPy array and call gp.{op} on it")
     name = graph_policy(policy)
+    if x.ndim == 0:   # one element: reduced as the eager call reduces it, its (1, 1) view
+        normalize_axes(axis, 0, op)
+        x, axis = x.reshape(1), None
     xdt = D.dtype(x.dtype)
     plan = reduction_plan(op, xdt, x.ndim, dtype, name)   # the resolver's: a refused reduction raises here
     for d in (xdt, plan.result):
