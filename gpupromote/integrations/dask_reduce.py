@@ -90,6 +90,11 @@ def _plans(key):
             chunk = replace(plan, op=partial_op, result=acc)
             merge = replace(plan, op=partial_op, inputs=(acc,), result=acc, promoted=None)
             final = replace(plan, inputs=(acc,), promoted=None)
+            if op in ("max", "min"):
+                # a block's max is one of its elements: kept in the operand's dtype (exact), it is merged
+                # by the eager kernel itself, whose tie rule for 0.0 and -0.0 depends on that dtype
+                chunk = merge = replace(plan, result=plan.inputs[0])
+                final = plan
             steps = (plan, chunk, merge, final)
         _steps[key] = steps
     return steps

@@ -159,6 +159,15 @@ def test_ties_across_blocks_pick_the_smallest_flat_index():
     assert int(gp.argmax(da.from_array(a, chunks=(2, 2))).compute(scheduler="sync")) == int(gp.argmax(a)) == 3
 
 
+@pytest.mark.parametrize("policy", POLICIES)
+def test_max_of_signed_zeros_across_blocks_follows_the_policys_tie_rule(policy):
+    # NumPy's float16 max keeps the first of equal values (-0.0 here), torch's the last, XLA's orders
+    # -0.0 below 0.0: the blocks' maxima are merged by the eager kernel of the operand's dtype
+    a = np.array([-0.0, 0.0, -0.0, 0.0], np.float16)
+    for op in ("max", "min"):
+        _check(getattr(gp, op)(da.from_array(a, chunks=1), policy=policy), getattr(gp, op)(a, policy=policy), True)
+
+
 # ---------------------------------------------------------------------------------------------
 # Refusals and errors raise while the graph is built
 
