@@ -27,8 +27,9 @@ POLICIES = ("numpy", "torch", "jax")
 _FLOAT_RTOL = 5e-6   # the module docstring: two association orders of <= 70 positive float32 terms
 _SHAPE, _CHUNKS = (7, 10), ((3, 4), (4, 5, 1))
 
-# op -> the operand dtypes it is checked on (few: each dtype and policy is a kernel to compile)
-_OPS = {"sum": ("f4", "i4"), "prod": ("f4", "i2"), "mean": ("f4",), "var": ("f4",), "std": ("f4",),
+# op -> the operand dtypes it is checked on (few: each dtype and policy is a kernel to compile);
+# the mean of int32 is refused by torch (torch.mean takes floats): refused at graph build too
+_OPS = {"sum": ("f4", "i4"), "prod": ("f4", "i2"), "mean": ("f4", "i4"), "var": ("f4",), "std": ("f4",),
         "max": ("f4", "i4"), "min": ("f4",), "any": ("b1",), "all": ("b1",), "argmax": ("f4",),
         "argmin": ("i4",), "cumsum": ("f4", "i4"), "cumprod": ("i2",)}
 _AXES = {"all": None, "axis0": 0, "axis-1": -1, "both": (0, 1)}
