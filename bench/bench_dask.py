@@ -6,7 +6,9 @@ of GP_BENCH_DASK_CHUNK (default N / 20), on ``distributed.LocalCluster(n_workers
 threads_per_worker=1)``. The operands are made and kept on the workers first; a round computes the
 result into the workers' memory (``client.persist``) and waits for it, so both rows do the same
 work but the arithmetic: NumPy's ``np.add`` per block, or one gpupromote kernel per block. A third
-row is the single-process call, ``gp.add`` on the whole NumPy arrays in this process.
+row is the single-process call, ``gp.add`` on the whole NumPy arrays in this process. A second
+group reduces the float32 operand: ``gp.sum(y)`` (dask's tree reduction, one gpupromote reduction
+kernel per block and per combine) against dask.array's own ``y.sum()``.
 
 Rows of one group (``extra_info["impl"]``): "gpupromote" (gp.add on the cluster), "dask.array x + y"
 (on the cluster) and "gp, one process"; bench/report.py prints each baseline's median over the
@@ -35,6 +37,7 @@ distributed = pytest.importorskip("distributed", reason="needs the dask extra: p
 N = int(float(os.environ.get("GP_BENCH_DASK_N", "1e8")))
 CHUNK = int(float(os.environ.get("GP_BENCH_DASK_CHUNK", N // 20)))
 GROUP = f"dask N={N:.0e} float16+float32, 2 workers"
+SUM_GROUP = f"dask N={N:.0e} sum of float32, 2 workers"
 ROUNDS = int(os.environ.get("GP_BENCH_DASK_ROUNDS", "5"))
 
 
@@ -107,3 +110,21 @@ def test_gpupromote_in_one_process(benchmark, client, operands):
     benchmark.group = GROUP
     benchmark.extra_info["impl"] = "gp, one process"
     benchmark.pedantic(gp.add, (x, y), rounds=ROUNDS, warmup_rounds=1)
+
+
+def test_gpupromote_sum_on_the_cluster(benchmark, client, operands):
+    _, y = operands
+    lazy = gp.sum(y)
+    assert lazy.dtype == y.sum().dtype == np.float32
+    assert np.isclose(client.compute(lazy).result(), client.compute(y.sum()).result(), rtol=1e-4)
+    benchmark.group = SUM_GROUP
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.extra_info["n"] = N
+    _Rounds(client, lazy, [y]).bench(benchmark)
+
+
+def test_dask_array_sum_on_the_cluster(benchmark, client, operands):
+    _, y = operands
+    benchmark.group = SUM_GROUP
+    benchmark.extra_info["impl"] = "dask.array y.sum()"
+    _Rounds(client, y.sum(), [y]).bench(benchmark)

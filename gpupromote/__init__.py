@@ -49,7 +49,12 @@ def _dask_call_fused(fused, args, out, policy):
     return call_fused(fused, args, out, policy)
 
 
-_register_lazy(_dask_call, _dask_call_fused)
+def _dask_reduce(op, x, axis, keepdims, dtype, ddof, out, policy):
+    from .integrations.dask_reduce import reduce
+    return reduce(op, x, axis, keepdims, dtype, ddof, out, policy)
+
+
+_register_lazy(_dask_call, _dask_call_fused, _dask_reduce)
 
 # Submodules that load on first access, so that `import gpupromote` stays free of what they import
 # (gpupromote.dask imports dask): `gpupromote.dask.kernel_cache_stats` works without an import line.

@@ -42,14 +42,15 @@ def native(x):
 _LAZY: dict = {}
 
 
-def register_lazy(call, call_fused) -> None:
-    """Route calls with a dask operand to ``call(op, args, policy, out)`` and gp.fuse functions
-    called with one to ``call_fused(fused, args, out, policy)`` (gpupromote/__init__ does)."""
-    _LAZY.update(call=call, call_fused=call_fused)
+def register_lazy(call, call_fused, reduce=None) -> None:
+    """Route calls with a dask operand to ``call(op, args, policy, out)``, gp.fuse functions
+    called with one to ``call_fused(fused, args, out, policy)`` and reductions of one to
+    ``reduce(op, x, axis, keepdims, dtype, ddof, out, policy)`` (gpupromote/__init__ does)."""
+    _LAZY.update(call=call, call_fused=call_fused, reduce=reduce)
 
 
 def lazy(entry: str):
-    """The registered ``call`` or ``call_fused`` of the Dask integration."""
+    """The registered ``call``, ``call_fused`` or ``reduce`` of the Dask integration."""
     fn = _LAZY.get(entry)
     if fn is None:
         raise TypeError("a dask array came, but no Dask integration is registered: import gpupromote "

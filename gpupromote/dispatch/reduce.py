@@ -24,7 +24,7 @@ from ..core.ops import REDUCTION_OPS
 from . import foreign as interop
 from .api import CURRENT_POLICY, plan_for, spec
 from .array import Array
-from .operands import is_device, native, storage_of, wants_gp_array
+from .operands import is_dask, is_device, lazy, native, storage_of, wants_gp_array
 from ..promotion.policies import get_policy
 
 __all__ = ["REDUCTION_FUNCTIONS", "reduce", "normalize_axes", "default_ddof", "reduction_plan", "reduction_layout",
@@ -74,6 +74,8 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
     tracer = getattr(x, "_tracer", None)
     if tracer is not None:   # inside gp.fuse: recorded, not run
         return tracer.record_reduction(op, x, dict(axis=axis, keepdims=keepdims, dtype=dtype, ddof=ddof), policy)
+    if is_dask(x) or is_dask(out):   # a lazy dask graph: dask's tree reduction, gpupromote kernels per block
+        return lazy("reduce")(op, x, axis, keepdims, dtype, ddof, out, policy)
     if interop.is_foreign(x) or (out is not None and interop.is_foreign(out)):
         return interop.call(lambda views, view_out: reduce(op, views[0], axis, keepdims, dtype, ddof, view_out,
                                                            policy), [x], out)
@@ -145,10 +147,10 @@ def reduction_layout(shape, axis, keepdims, op) -> _Layout:
     return _Layout(shape, axes, keepdims)
 
 
-def run_reduction(op, red, plan, arrays, layout, mean_red=None, ddof=0):
+def run_reduction(op, red, plan, arrays, layout, mean_red=None, ddof=0, divisor=None):
     """Run the Reduction ``red`` of ``plan`` over ``arrays`` ((M, K) views, or folded scalars):
     the result, of ``layout.out_shape``. var / std: ``mean_red`` first, then ``red`` over
-    ``arrays`` and the mean."""
+    ``arrays`` and the mean. ``divisor``: what a finish divides by, when not K (a mean of partial sums)."""
     from ..engines.cpu import reduce as engine   # numba loads with the first reduction
     M, K = layout.M, layout.K
     result = np.empty(M, plan.result.numpy)
@@ -161,7 +163,7 @@ def run_reduction(op, red, plan, arrays, layout, mean_red=None, ddof=0):
         engine.run(mean_red, arrays, mean, K, float(K))
         engine.run(red, [*arrays, np.broadcast_to(mean[:, None], (M, K))], result, K, float(max(K - ddof, 0)))
     else:
-        engine.run(red, arrays, result, K, float(K))
+        engine.run(red, arrays, result, K, float(K if divisor is None else divisor))
     return result.reshape(layout.out_shape)
 
 

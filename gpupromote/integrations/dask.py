@@ -53,11 +53,12 @@ from ..core import dtypes as D
 from ..dispatch.api import CURRENT_POLICY, describe, plan_for, spec
 from ..dispatch.array import Array
 from ..dispatch.eager import call as eager_call, check_cpu_dtypes
+from ..dispatch.fuse_stages import StagedFunction, run_staged
 from ..dispatch.operands import broadcast_shapes, shape_error
 from ..core.ops import ALIASES, op_named
 from ..promotion.policies import get_policy
 
-__all__ = ["call", "call_fused", "kernel_cache_stats"]
+__all__ = ["call", "call_fused", "kernel_cache_stats", "graph_policy", "refuse_out", "is_cupy"]
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -65,7 +66,7 @@ _PY_SCALARS = (bool, int, float, complex)
 # ---------------------------------------------------------------------------------------------
 # Operands
 
-def _is_cupy(x) -> bool:
+def is_cupy(x) -> bool:
     return type(x).__module__.split(".")[0] == "cupy"
 
 
@@ -80,7 +81,7 @@ def _block_spec(x):
     (from its meta), or the operand itself (NumPy / CuPy arrays, Python scalars, NumPy scalars),
     which describes its blocks exactly: an elementwise op's blocks keep their operands' ranks."""
     if isinstance(x, da.Array):
-        device = "cuda" if _is_cupy(x._meta) else "cpu"
+        device = "cuda" if is_cupy(x._meta) else "cpu"
         return spec(D.dtype(x.dtype), ndim=x.ndim, device=device)
     if type(x).__module__.split(".")[0] == "dask":
         raise _not_supported(x)
@@ -106,7 +107,7 @@ def _block_operand(x):
     return x, tuple(range(x.ndim))[::-1]
 
 
-def _policy_name(policy, default=None) -> str:
+def graph_policy(policy, default=None) -> str:
     name = policy or default or CURRENT_POLICY.get()
     get_policy(name)   # an unknown name raises now, on the client, not in every task
     return name
@@ -136,14 +137,14 @@ def _meta(result: D.DType, ndim: int, operands, device: bool):
         return np.empty((0,) * ndim, result.numpy)
     from ..engines.cuda.engine import storage_dtype
     blocks = (x._meta if isinstance(x, da.Array) else _block_operand(x)[0] for x in operands)
-    template = next((b for b in blocks if _is_cupy(b)), None)
+    template = next((b for b in blocks if is_cupy(b)), None)
     if template is None:   # a device operand that is not a CuPy array (a torch tensor, say): a CuPy meta all the same
         import cupy
         template = cupy.empty(())
     return meta_from_array(template, ndim=ndim, dtype=storage_dtype(result))
 
 
-def _refuse_out(label, out):
+def refuse_out(label, out):
     if out is not None:
         raise TypeError(f"{label}: out= is not supported with dask arrays (a dask array is an immutable graph); "
                         f"use the returned array, or store it with da.store(result, target)")
@@ -161,8 +162,8 @@ def call(op: str, args, policy=None, out=None, form="function"):
     """``gp.<op>(*args, policy=policy)`` (``form``: or an operator) with a dask array among ``args``:
     a lazy dask array (see the module). Refusals that do not depend on the data raise now."""
     op = op_named(ALIASES.get(op, op)).name
-    _refuse_out(op, out)
-    name = _policy_name(policy)
+    refuse_out(op, out)
+    name = graph_policy(policy)
     specs = [_block_spec(x) for x in args]
     plan = plan_for(op, specs, name, form)
     device = any(not describe(s).host for s in specs if type(s) not in _PY_SCALARS)
@@ -219,10 +220,15 @@ class _FusedBlocks:
 def call_fused(fused, args, out=None, policy=None):
     """A gp.fuse function called with a dask array among ``args``: one fused kernel per block."""
     label = getattr(fused.fn, "__name__", "fn")
-    _refuse_out(f"gp.fuse({label})", out)
-    name = _policy_name(policy, fused.policy)
+    refuse_out(f"gp.fuse({label})", out)
+    name = graph_policy(policy, fused.policy)
     specs = [_block_spec(x) for x in args]
-    trace = fused._trace_for(name, specs)   # every step resolved now: a refused promotion raises here
+    try:
+        trace = fused._trace_for(name, specs)   # every step resolved now: a refused promotion raises here
+    except StagedFunction:
+        # a reduction inside: the function's stages (dispatch/fuse_stages.py) on the dask arrays, each a
+        # graph - a fused chain per block, a tree reduction (integrations/dask_reduce.py) - built now
+        return run_staged(fused, name, list(args), None)
     if trace.result_dtype is None:
         # The result is not computed by gp ops (an argument as it came, a constant): what the eager
         # call returns is the function's own result, and with dask operands that is a dask graph.

@@ -193,7 +193,8 @@ def _reduction_of(plan, stage: str = "main") -> Reduction:
     """The Reduction of a resolved reduction plan (promotion/resolve.py gave its dtypes):
     ``plan.compute`` is the accumulator, ``plan.result`` the stored dtype. var / std are two stages:
     "mean" (the mean, kept in the compute dtype) and "main" (the sum of squared deviations from it,
-    operand 1, divided by the divisor)."""
+    operand 1, divided by the divisor); a var split in parts adds "m2" (that sum, undivided) and
+    "m2_finish" (the main stage's division alone, over such sums)."""
     op, acc, result = plan.op, plan.compute, plan.result
     x = ir.param(0, plan.inputs[0])
     recip = getattr(plan, "values", "numpy") in _RECIPROCAL_MEANS
@@ -217,6 +218,12 @@ def _reduction_of(plan, stage: str = "main") -> Reduction:
         else:
             sq = ir.apply("multiply", (d, d), acc, acc, op_named("multiply").expression(acc, acc))
             sacc = acc
+        if stage == "m2":   # the sum of squared deviations, undivided (a partial of a split var: integrations/dask_reduce)
+            return Reduction(ir.Kernel([x, mean], sq, label=f"{op}_m2"), "add", None, label=f"{op}_m2")
+        if stage == "m2_finish":   # the main stage's finish alone, over combined sums of squared deviations
+            m2 = ir.param(0, sacc)
+            return Reduction(ir.Kernel([m2], ir.cast(m2, sacc), label=f"{op}_m2_finish"), "add",
+                             _finish(sacc, result, True, sqrt=(op == "std")), label=f"{op}_m2_finish")
         return Reduction(ir.Kernel([x, mean], sq, label=op), "add", _finish(sacc, result, True, sqrt=(op == "std")),
                          label=op)
     combine = _COMBINE_OF[op]
