@@ -343,7 +343,7 @@ def _renumbered(params, keep, value, checks):
             new[node] = ir.cast(new[node.arg], node.dtype)
         else:
             new[node] = ir.apply(node.op, [new[a] for a in node.args], node.compute, node.dtype, node.expr)
-    return new[value], [ir.Check(new[c.cond], c.what, c.step) for c in checks]
+    return new[value], [ir.Check(new[c.cond], c.what, c.step, c.info) for c in checks]
 
 
 def _compare(op, a, b):
