@@ -229,7 +229,7 @@ def _conversion_mask(what, x, src: D.DType, dst: D.DType):
         if what == "uint64_high":
             return x >= np.uint64(1 << 63), x.astype(dst.numpy if dst.numpy is not None else np.float64)
         if what == "int_range":
-            lo, hi = lossy._int_range(dst)
+            lo, hi = lossy.int_range(dst)
             return (x < lo) | (x > hi), x.astype(dst.numpy)
         real = {"complex64": np.float32, "complex128": np.float64, "complex32": np.float16}.get(dst.name, dst.numpy)
         y = x.astype(real).astype(np.float64)
@@ -243,7 +243,7 @@ def _wrap_mask(op, compute: D.DType, args, r):
     """Which elements of integer ``op`` on ``args`` (arrays of ``compute``) wrapped, given the
     results ``r``."""
     signed = compute.kind == "i"
-    lowest = np.array(lossy._int_range(compute)[0]).astype(compute.numpy)
+    lowest = np.array(lossy.int_range(compute)[0]).astype(compute.numpy)
     a = args[0]
     b = args[1] if len(args) > 1 else a
     with np.errstate(all="ignore"):

@@ -20,7 +20,7 @@ from ..core import dtypes as D
 from ..core.ops import op_named
 from . import ir
 
-__all__ = ["LOSSY", "WRAPPING_OPS", "PRECISION", "conversion_checks", "wrap_checks", "sanitized"]
+__all__ = ["LOSSY", "WRAPPING_OPS", "PRECISION", "int_range", "conversion_checks", "wrap_checks", "read_checks", "sanitized"]
 
 LOSSY = ("inexact_int", "uint64_high", "int_range", "int_wrap")
 
@@ -33,7 +33,7 @@ PRECISION = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8, "float8
 WRAPPING_OPS = ("add", "subtract", "multiply", "square", "negative", "absolute", "floor_divide")
 
 
-def _int_range(d: D.DType):
+def int_range(d: D.DType):
     if d.kind == "i":
         return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
     return 0, (1 << d.bits) - 1
@@ -60,7 +60,7 @@ def _any(conds):
 
 def _outside(x, lo, hi):
     """x < lo or x > hi, for the ends ``x``'s dtype can pass (None when it never does)."""
-    xlo, xhi = _int_range(x.dtype)
+    xlo, xhi = int_range(x.dtype)
     return _any([_cmp("greater", x, ir.const(hi, x.dtype)) if xhi > hi else None,
                  _cmp("less", x, ir.const(lo, x.dtype)) if xlo < lo else None])
 
@@ -80,7 +80,7 @@ def conversion_checks(x, dst: D.DType) -> list:
         if cond is not None:
             found.append((cond, "inexact_int"))
     elif not (src.name == "uint64" and dst.name == "int64"):   # (that one is uint64_high alone)
-        cond = _outside(x, *_int_range(dst))
+        cond = _outside(x, *int_range(dst))
         if cond is not None:
             found.append((cond, "int_range"))
     return found
@@ -107,7 +107,7 @@ def wrap_checks(op: str, compute: D.DType, args, result, division="numpy", value
         return []   # (no 64-bit plan stores an integer op in another type)
     a, r = args[0], result
     b = args[1] if len(args) > 1 else (a if op == "square" else None)
-    zero, lowest = ir.const(0, compute), ir.const(_int_range(compute)[0], compute)
+    zero, lowest = ir.const(0, compute), ir.const(int_range(compute)[0], compute)
 
     def xor(u, v):
         return _node("bitwise_xor", (u, v), compute)
