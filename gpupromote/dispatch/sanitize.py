@@ -241,7 +241,7 @@ def _conversion_mask(what, x, src: D.DType, dst: D.DType):
 
 def _wrap_mask(op, compute: D.DType, args, r):
     """Which elements of integer ``op`` on ``args`` (arrays of ``compute``) wrapped, given the
-    results ``r``."""
+    results ``r``: exactly (the kernel's test may be wider)."""
     signed = compute.kind == "i"
     lowest = np.array(lossy.int_range(compute)[0]).astype(compute.numpy)
     a = args[0]
@@ -260,6 +260,7 @@ def _wrap_mask(op, compute: D.DType, args, r):
             return ((a ^ r) & (b ^ r)) < 0 if signed else r < a
         if op == "subtract":
             return ((a ^ b) & (a ^ r)) < 0 if signed else a < b
+        # a wrapped product is never a multiple of a that divides back to b
         nonzero = a != 0
         mask = nonzero & (r // np.where(nonzero, a, 1) != b)
         return mask | ((a == -1) & (b == lowest)) if signed else mask

@@ -86,27 +86,30 @@ def conversion_checks(x, dst: D.DType) -> list:
     return found
 
 
+_WIDER = {8: 16, 16: 32, 32: 64}
+
+
 def wrap_checks(op: str, compute: D.DType, args, result, division="numpy", values="numpy") -> list:
     """Conditions that fire where integer ``op`` on ``args`` (read as ``compute``) gave ``result``
-    (the op's node cast to the plan's result) other than the exact value: below 64 bits the op
-    is computed again in 64 bits and compared; at 64 bits the usual overflow tests."""
+    (the op's node cast to the plan's result) other than the exact value. Each is a few native
+    compares that vectorize: the usual sign tests for add and subtract, the product computed in
+    twice the width below 64 bits, and at 64 bits the product in float64 near the type's end (a
+    wider test than the overflow itself: the host's count is the exact one)."""
     if op not in WRAPPING_OPS or compute.kind not in "ui" or result.dtype.kind not in "ui":
         return []
     signed = compute.kind == "i"
-    if op == "absolute" and not signed:
+    if op in ("absolute", "floor_divide") and not signed:
         return []
-    if op == "floor_divide" and not signed:
-        return []
-    if compute.bits < 64:
+    a = args[0]
+    b = args[1] if len(args) > 1 else a
+    if result.dtype is not compute:   # (no plan stores an integer op in another integer type today)
+        if compute.bits == 64:
+            return []
         wide = D.int64 if signed else D.uint64
-        wargs = [ir.cast(a, wide) for a in args]
-        o = op_named(op)
-        exact = ir.apply(op, wargs, wide, wide, o.expression(wide, wide, division, values))
+        exact = ir.apply(op, [ir.cast(x, wide) for x in args], wide, wide,
+                         op_named(op).expression(wide, wide, division, values))
         return [_cmp("not_equal", exact, ir.cast(result, wide))]
-    if result.dtype is not compute:
-        return []   # (no 64-bit plan stores an integer op in another type)
-    a, r = args[0], result
-    b = args[1] if len(args) > 1 else (a if op == "square" else None)
+    r = result
     zero, lowest = ir.const(0, compute), ir.const(int_range(compute)[0], compute)
 
     def xor(u, v):
@@ -120,12 +123,16 @@ def wrap_checks(op: str, compute: D.DType, args, result, division="numpy", value
     elif op == "subtract":
         cond = _cmp("less", _node("bitwise_and", (xor(a, b), xor(a, r)), compute), zero) if signed else \
             _cmp("less", a, b)
+    elif op in ("multiply", "square") and compute.bits < 64:
+        wide = D.dtype(f"{'int' if signed else 'uint'}{_WIDER[compute.bits]}")
+        exact = _node("multiply", (ir.cast(a, wide), ir.cast(b, wide)), wide)
+        cond = _cmp("not_equal", exact, ir.cast(r, wide))
     elif op in ("multiply", "square"):
-        # r // a != b where a != 0 (a wrapped product is never a multiple of a that divides back)
-        quotient = _node("floor_divide", (r, a), compute)
-        cond = both(_cmp("not_equal", a, zero), _cmp("not_equal", quotient, b))
-        if signed:   # -1 * INT_MIN wraps to INT_MIN, and INT_MIN // -1 wraps back to INT_MIN
-            cond = _any([cond, both(_cmp("equal", a, ir.const(-1, compute)), _cmp("equal", b, lowest))])
+        product = _node("multiply", (ir.cast(a, D.float64), ir.cast(b, D.float64)), D.float64)
+        # (the bound as an integer constant converted, exactly: the generators write integer literals)
+        bound = ir.cast(ir.const(1 << (62 if signed else 63), compute), D.float64)
+        cond = _cmp("greater_equal", _node("absolute", (product,), D.float64), bound) if signed else \
+            _cmp("greater_equal", product, bound)
     elif op == "negative":
         cond = _cmp("equal", a, lowest) if signed else _cmp("not_equal", a, zero)
     elif op == "absolute":
