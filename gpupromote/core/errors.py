@@ -101,8 +101,10 @@ class LossReport:
             first = f"{self.value!r} became {self.became!r}"
         at = "" if self.index is None else f" at flat index {self.index}"
         count = "" if self.index is None else f" for {self.count} of {self.size} element(s)"
-        return (f"{head}: {where}{count}; the first{at}: {first}. To avoid it, "
-                f"{self._FIX.get(self.what, 'cast explicitly first')}.")
+        fix = self._FIX.get(self.what, "cast explicitly first")
+        if self.what in ("float_overflow", "float_underflow") and self.index is not None:   # an array's floats
+            fix = "keep the wider float (a policy with 64-bit types, e.g. 'jax-x64') or scale the values into range"
+        return f"{head}: {where}{count}; the first{at}: {first}. To avoid it, {fix}."
 
 
 class LossyPromotionWarning(UserWarning):

@@ -170,6 +170,8 @@ def _canonicalize(plan, operands, kargs, canonical, backend):
         if plan.folded[i] or o.dtype is None or o.dtype.name not in canonical:
             continue  # folded operands are canonicalized as they are folded (fold_operand)
         to = D.dtype(canonical[o.dtype.name])
+        if _sanitize.current() is not None:
+            _sanitize.check_canonical(plan, i, kargs[i], to, operands)
         kargs[i] = cast_array(kargs[i], to, backend)
         if not plan.folded[i]:
             inputs[i] = to

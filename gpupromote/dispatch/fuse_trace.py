@@ -106,6 +106,8 @@ class Tracer:
             self.params.append(p)
             self.sources.append(_Source(arg=arg, array=None if arg is not None else self._captured(x)))
             t._node = ir.cast(p, t._dtype)   # JAX x32: a 64-bit array is canonicalized as it is read
+            if self.sanitize:   # (an integer that wraps there; the floats are left: docs/functions.md)
+                self._lossy(lossy.conversion_checks(p, t._dtype), len(self.steps), k)
         return t._node
 
     def _captured(self, x):

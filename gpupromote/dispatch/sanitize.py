@@ -32,8 +32,8 @@ from ..promotion.plan import Operand
 from ..promotion.resolve import explain_resolution
 from ..promotion.rules import CLIPS
 
-__all__ = ["sanitize", "current", "active_anywhere", "add_sink", "run", "check_folded", "folded_check", "collecting",
-           "emit_collected", "for_call"]
+__all__ = ["sanitize", "current", "active_anywhere", "add_sink", "run", "check_folded", "folded_check",
+           "check_canonical", "collecting", "emit_collected", "for_call", "quiet_rerun"]
 
 _ACTIONS = {"warn": "warn", "raise": "raise", "off": None, True: "warn", False: None, None: None}
 
@@ -264,6 +264,31 @@ def _wrap_mask(op, compute: D.DType, args, r):
         nonzero = a != 0
         mask = nonzero & (r // np.where(nonzero, a, 1) != b)
         return mask | ((a == -1) & (b == lowest)) if signed else mask
+
+
+def check_canonical(plan, i, x, to: D.DType, operands=None):
+    """JAX with x64 off makes a 64-bit array 32-bit before any op sees it (eager._canonicalize):
+    report the integers that wrap and the floats that overflow or flush to zero in ``to`` (on the
+    host, from the array; a device array is copied for it)."""
+    x = _host(x)
+    src = D.dtype(x.dtype)
+    if src.kind not in "uif" or x.size == 0:
+        return
+    with np.errstate(all="ignore"):
+        y = x.astype(to.numpy)
+        if src.kind in "ui":
+            lo, hi = lossy.int_range(to)
+            masks = [("int_range", (x < lo) | (x > hi))]
+        else:
+            finite = np.isfinite(x)
+            masks = [("float_overflow", finite & ~np.isfinite(y)), ("float_underflow", (x != 0) & (y == 0))]
+    for what, mask in masks:
+        flat = mask.ravel()
+        count = int(np.count_nonzero(flat))
+        if count:
+            k = int(np.argmax(flat))
+            _emit(_report(plan, operands, what=what, operand=i, source=src.name, target=to.name, count=count,
+                          size=int(x.size), index=k, value=x.ravel()[k].item(), became=y.ravel()[k].item()))
 
 
 def run(plan, backend, kargs, target, operands=None):

@@ -163,6 +163,17 @@ def test_an_explicit_astype_is_not_reported():
     assert reports == []
 
 
+def test_jax_x32_canonicalization_of_64_bit_arrays_is_reported_eager_and_fused():
+    edge, inside = A([1, 2**31], np.int64), A([1, 2**31 - 1], np.int64)
+    plus_zero = gp.fuse(lambda x: x + 0, policy="jax")
+    for fn in (lambda x: gp.add(x, 0, policy="jax"), plus_zero):
+        got, reports = sanitized(lambda: fn(edge))
+        assert bits(got) == bits(plain(lambda: fn(edge)))
+        assert [(r.what, r.operand, r.source, r.target, r.index, r.value, r.became) for r in reports] == \
+            [("int_range", 0, "int64", "int32", 1, 2**31, -2**31)]
+        assert sanitized(lambda: fn(inside))[1] == []
+
+
 def test_a_false_alarm_of_the_kernel_range_test_reports_nothing():
     # 2**60 passes the kernel's |x| > 2**53 test, but float64 holds it exactly: the host's count is 0
     _, reports = sanitized(lambda: gp.add(A([2**60], np.int64), A([0], np.float32), policy="numpy"))
