@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from contextvars import ContextVar
 
@@ -52,6 +53,7 @@ _COLLECT: ContextVar = ContextVar("gpupromote_sanitize_collect", default=None)
 # fast paths decline every call. One list, read by the op functions without a lookup.
 active_anywhere = [1 if _ENV else 0]
 _sinks: list = []
+_lock = threading.Lock()
 
 
 def add_sink(sink):
@@ -62,11 +64,12 @@ def add_sink(sink):
 
 
 def _opened(delta):
-    before = bool(active_anywhere[0])
-    active_anywhere[0] += delta
-    if bool(active_anywhere[0]) != before:
-        for sink in _sinks:
-            sink(bool(active_anywhere[0]))
+    with _lock:   # (blocks open and close in several threads at once)
+        before = bool(active_anywhere[0])
+        active_anywhere[0] += delta
+        if bool(active_anywhere[0]) != before:
+            for sink in _sinks:
+                sink(bool(active_anywhere[0]))
 
 
 def current():

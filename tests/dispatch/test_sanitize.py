@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 import warnings
 
 import ml_dtypes
@@ -141,6 +143,16 @@ def test_the_per_call_keyword_and_the_environment_variable(monkeypatch):
     for text, action in [("1", "warn"), ("raise", "raise"), ("0", None), ("", None)]:
         monkeypatch.setenv("GPUPROMOTE_SANITIZE", text)
         assert sanitizer._from_environment() == action
+
+
+def test_the_environment_variable_sanitizes_a_whole_process():
+    code = ("import warnings, numpy as np, gpupromote as gp\n"
+            "warnings.simplefilter('error', gp.LossyPromotionWarning)\n"
+            "try:\n    gp.add(np.array([127], np.int8), np.array([1], np.int8), policy='numpy')\n"
+            "except gp.LossyPromotionWarning as w:\n    print(w.report.what, w.report.index)\n")
+    env = dict(os.environ, GPUPROMOTE_SANITIZE="1", PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.stdout.split() == ["int_wrap", "0"], out.stderr[-2000:]
 
 
 def test_the_compiled_dispatcher_declines_while_sanitizing_and_serves_after():
