@@ -224,6 +224,14 @@ def test_fused_chains_report_as_the_eager_ops_do(policy, edge, inside, expected)
     assert bits(got) == bits(plain(lambda: fused(*inside))) and reports == []
 
 
+def test_a_fused_function_with_a_reduction_inside_reports_from_its_stages():
+    staged = gp.fuse(lambda x, y: gp.sum(x + y) + x * y, policy="numpy")
+    args = [A([100, 127], np.int8), A([1, 1], np.int8)]
+    got, reports = sanitized(lambda: staged(*args))
+    assert bits(got) == bits(plain(lambda: staged(*args)))
+    assert [(r.op, r.what, r.index) for r in reports] == [("add", "int_wrap", 1)]
+
+
 def test_a_fused_chain_raises_after_its_kernel_ran():
     fused = gp.fuse(_chain, policy="torch")
     args = [A([100], np.int8), A([100], np.int8), A([1], np.int8)]
