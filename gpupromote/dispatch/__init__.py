@@ -6,8 +6,7 @@ Owns the op functions (functions, opfunctions: ``gp.add`` and its fast paths), t
 promotion API over arrays and the one plan cache (api), ``gp.Array`` and NumPy's protocols on it
 (array, operators), NumPy's ufunc keywords dtype= / casting= / where= (conventions),
 ``gp.fuse`` and its tracing (fuse, traced), ``gp.sanitize`` (sanitize: lossy-promotion reports)
-and the compiled dispatcher (the C extension
-``_fastpath``, built from fastpath/). Resolves each step, so it sits above the promotion, kernel
-and engine wings: may import core, promotion, kernel and engines; never integrations or tools
-(Dask reaches it through ``register_lazy_operands``).
+and the compiled dispatcher (the C extension ``_fastpath``, built from fastpath/). Resolves each
+step, so it sits above the promotion, kernel and engine wings: may import core, promotion, kernel
+and engines; never integrations or tools (Dask reaches it through ``register_lazy_operands``).
 """
