@@ -103,7 +103,8 @@ class LossReport:
         count = "" if self.index is None else f" for {self.count} of {self.size} element(s)"
         fix = self._FIX.get(self.what, "cast explicitly first")
         if self.what in ("float_overflow", "float_underflow") and self.index is not None:   # an array's floats
-            fix = "keep the wider float (a policy with 64-bit types, e.g. 'jax-x64') or scale the values into range"
+            fix = ("keep the values in a wider float (cast the other operands up; under JAX, policy 'jax-x64') "
+                   "or scale them into range")
         return f"{head}: {where}{count}; the first{at}: {first}. To avoid it, {fix}."
 
 

@@ -228,7 +228,14 @@ def _host(x):
 def _conversion_mask(what, x, src: D.DType, dst: D.DType):
     """Which elements of the integer array ``x`` (of ``src``) converting to ``dst`` loses, and what
     they become."""
+    if x.dtype != src.numpy and x.dtype.itemsize == src.numpy.itemsize:
+        x = x.view(src.numpy)   # narrow floats a device keeps as their bit patterns
     with np.errstate(all="ignore"):
+        if what in ("float_overflow", "float_underflow"):
+            y = x.astype(dst.numpy)
+            if what == "float_overflow":
+                return np.isfinite(x) & ~np.isfinite(y), y
+            return (x != 0) & (y == 0), y
         if what == "uint64_high":
             return x >= np.uint64(1 << 63), x.astype(dst.numpy if dst.numpy is not None else np.float64)
         if what == "int_range":

@@ -9,6 +9,9 @@ float64, above 2**53); the host's count is exact and reports nothing then.
     uint64_high    (b) a uint64 at or above 2**63 read as a signed or floating type
     int_range      an integer converted to a narrower integer type it does not fit (it wraps)
     int_wrap       (e) an integer op whose exact result the compute type does not hold
+    float_overflow, float_underflow
+                   (c) a float array narrowed to a float it overflows or flushes to zero in (JAX x32's
+                   float64 -> float32; a 0-d float64 device array read as float16 under PyTorch)
 
 A folded Python scalar is one value, checked on the host when it is folded (dispatch/sanitize.py:
 (c) floats that overflow or flush when narrowed, (d) a clip bound that wraps).
@@ -22,7 +25,11 @@ from . import ir
 
 __all__ = ["LOSSY", "WRAPPING_OPS", "PRECISION", "int_range", "conversion_checks", "wrap_checks", "read_checks", "sanitized"]
 
-LOSSY = ("inexact_int", "uint64_high", "int_range", "int_wrap")
+LOSSY = ("inexact_int", "uint64_high", "int_range", "int_wrap", "float_overflow", "float_underflow")
+
+# real floats by range: converting to one lower in this order can overflow (its largest finite value
+# is smaller) and flush to zero (its smallest subnormal is larger)
+_FLOAT_RANGE = {"float8_e4m3fn": 0, "float8_e5m2": 1, "float16": 2, "bfloat16": 3, "float32": 4, "float64": 5}
 
 # the bits of significand (the implicit one included) of each float: every integer of magnitude up
 # to 2**p is exact in it, 2**p + 1 is not
@@ -69,6 +76,8 @@ def conversion_checks(x, dst: D.DType) -> list:
     """(cond, what) for converting the integer node ``x`` to ``dst`` (nothing for a source that is no
     integer: float narrowing of arrays happens in no eager read)."""
     src, dst = x.dtype, D.dtype(dst)
+    if src.name in _FLOAT_RANGE and dst.name in _FLOAT_RANGE and _FLOAT_RANGE[dst.name] < _FLOAT_RANGE[src.name]:
+        return _narrowing_checks(x, dst)
     if src.kind not in "ui" or dst.kind == "b" or src is dst:
         return []
     found = []
@@ -87,6 +96,18 @@ def conversion_checks(x, dst: D.DType) -> list:
 
 
 _WIDER = {8: 16, 16: 32, 32: 64}
+
+
+def _narrowing_checks(x, dst: D.DType) -> list:
+    """A finite float that becomes infinite, and a nonzero one that becomes zero, in ``dst`` (exact
+    tests: the converted value is computed anyway; NaN is neither)."""
+    y = ir.cast(ir.cast(x, dst), ir.carrier(dst))
+    xc = ir.cast(x, ir.carrier(x.dtype))
+    finite = _node("isfinite", (xc,), xc.dtype, D.bool_)
+    infinite = _node("isinf", (y,), y.dtype, D.bool_)
+    nonzero, zero = ir.cast(xc, D.bool_), _node("logical_not", (ir.cast(y, D.bool_),), D.bool_)
+    return [(_node("logical_and", (finite, infinite), D.bool_), "float_overflow"),
+            (_node("logical_and", (nonzero, zero), D.bool_), "float_underflow")]
 
 
 def wrap_checks(op: str, compute: D.DType, args, result, division="numpy", values="numpy") -> list:

@@ -184,6 +184,13 @@ def test_jax_x32_canonicalization_of_64_bit_arrays_is_reported_eager_and_fused()
         assert [(r.what, r.operand, r.source, r.target, r.index, r.value, r.became) for r in reports] == \
             [("int_range", 0, "int64", "int32", 1, 2**31, -2**31)]
         assert sanitized(lambda: fn(inside))[1] == []
+    edge, inside = A([1.0, 1e300, 1e-300, np.nan], np.float64), A([1.0, 3e38, 1e-45, np.nan], np.float64)
+    for fn in (lambda x: gp.add(x, 0.0, policy="jax"), gp.fuse(lambda x: x + 0.0, policy="jax")):
+        got, reports = sanitized(lambda: fn(edge))
+        assert bits(got) == bits(plain(lambda: fn(edge)))
+        assert [(r.what, r.operand, r.index, r.value) for r in reports] == \
+            [("float_overflow", 0, 1, 1e300), ("float_underflow", 0, 2, 1e-300)]
+        assert sanitized(lambda: fn(inside))[1] == []
 
 
 def test_a_false_alarm_of_the_kernel_range_test_reports_nothing():

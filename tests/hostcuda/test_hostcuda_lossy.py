@@ -49,3 +49,14 @@ def test_a_fused_cuda_chain_reports_what_the_cpu_engine_reports(host, policy, ed
     got, reports = sanitized(lambda: fused(*on_device))
     assert_bit_identical(got, want, host, policy)
     assert [repr(r) for r in reports] == [repr(r) for r in want_reports] and reports
+
+
+def test_a_0_d_device_float_narrowed_in_the_kernel_is_reported(host):
+    # PyTorch reads a 0-d float64 tensor beside a float16 array as float16; on the host it is folded
+    # (one value, checked as it is folded), on a device it is a kernel operand, checked there
+    x, big = host.asarray(np.array([1, 2, 3], np.float16)), host.asarray(np.array(1e5))
+    got, reports = sanitized(lambda: gp.add(x, big, policy="torch"))
+    assert_bit_identical(got, plain(lambda: gp.add(x, big, policy="torch")), host, "unsanitized")
+    assert [(r.what, r.operand, r.source, r.target, r.count, r.index, r.value) for r in reports] == \
+        [("float_overflow", 1, "float64", "float16", 3, 0, 1e5)]
+    assert sanitized(lambda: gp.add(x, host.asarray(np.array(6e4)), policy="torch"))[1] == []
