@@ -192,8 +192,8 @@ def check_folded(plan, i, operand, value, folded, operands=None):
     ``folded`` (the kernel parameter) lost; nothing for a value that survived (rounding a float is
     no loss: that is what a narrower float is)."""
     to = D.bool_ if plan.op == "where" and i == 0 else plan.compute
-    if to.kind == "b":
-        return
+    if to.kind == "b" or plan.inputs[i].kind == "b":
+        return   # a truth value (logical ops keep a scalar as bool): only zero or not matters
     v, f = _python(value), _python(folded)
     if isinstance(v, bool) or isinstance(v, complex) or isinstance(f, complex) and f.imag:
         return
@@ -301,6 +301,26 @@ def check_canonical(plan, i, x, to: D.DType, operands=None):
                           size=int(x.size), index=k, value=x.ravel()[k].item(), became=y.ravel()[k].item()))
 
 
+def _span(x):
+    """(first, last + 1) byte address of an array's elements, host or device; None for a scalar."""
+    iface = getattr(x, "__cuda_array_interface__", None) or getattr(x, "__array_interface__", None)
+    if iface is None or not getattr(x, "ndim", 0) or x.size == 0:
+        return None
+    lo = hi = iface["data"][0]
+    for n, st in zip(x.shape, x.strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + x.dtype.itemsize
+
+
+def _aliased(kargs, target) -> bool:
+    out = _span(target)
+    spans = [_span(x) for x in kargs]
+    return out is not None and any(s is not None and s[0] < out[1] and out[0] < s[1] for s in spans)
+
+
 def run(plan, backend, kargs, target, operands=None):
     """Evaluate ``plan`` on ``kargs`` into ``target`` with the sanitizer's checks, then report."""
     kernel = lossy.sanitized(plan)
@@ -308,8 +328,19 @@ def run(plan, backend, kargs, target, operands=None):
         backend.run(plan, kargs, target)
         return
     flags = backend.asarray(np.zeros(len(kernel.checks), np.uint8))
+    if _aliased(kargs, target):
+        # Note: in place (x += y), the kernel writes into a temporary, copied to ``target`` after:
+        # a fired flag's count reads the operands, which the store must not have changed yet
+        into = backend.empty(target.shape, plan.result)
+        backend.run_kernel(kernel, kargs, into, flags, plan)
+        _report_fired(plan, kernel, _host(flags), kargs, into, operands)
+        backend.copyto(target, into)
+        return
     backend.run_kernel(kernel, kargs, target, flags, plan)
-    fired = _host(flags)
+    _report_fired(plan, kernel, _host(flags), kargs, target, operands)
+
+
+def _report_fired(plan, kernel, fired, kargs, target, operands):
     if not fired.any():
         return
     shape = tuple(target.shape)
