@@ -154,14 +154,10 @@ def _shown(operands):
                  (f"{o.dtype.name}[]" if o.category == "zero-dim" else f"{o.dtype.name}[n]") for o in operands)
 
 
-def _operands_of(plan, values=None):
-    """Operands as the resolver saw them, from a plan (gp.fuse's folded scalars at a call)."""
-    out = []
-    for i, (d, f) in enumerate(zip(plan.inputs, plan.folded)):
-        v = None if values is None else values.get(i)
-        out.append(Operand(None, "scalar", v) if f and type(v) in (bool, int, float, complex)
-                   else Operand(d, "array"))
-    return out
+def _operands_of(plan):
+    """Operands as a plan describes them (where the caller has no descriptions at hand)."""
+    zero = {"b": False, "u": 0, "i": 0, "f": 0.0, "c": 0j}
+    return [Operand(None, "scalar", zero[d.kind]) if f else Operand(d, "array") for d, f in zip(plan.inputs, plan.folded)]
 
 
 def _report(plan, operands, **fields) -> LossReport:
@@ -174,7 +170,7 @@ def _report(plan, operands, **fields) -> LossReport:
 # Folded scalars: checked when they are folded
 
 def _python(x):
-    if isinstance(x, (bool, int, float, complex)):
+    if type(x) in (bool, int, float, complex):
         return x
     x = np.asarray(x)
     if x.dtype.kind in "biuc":
