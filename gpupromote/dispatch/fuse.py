@@ -91,7 +91,10 @@ class Fused:
         self._traces: dict = {}
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, out=None, policy=None):
+    def __call__(self, *args, out=None, policy=None, sanitize=None):
+        if sanitize is not None:   # gp.sanitize for this call (True / "warn", "raise", False / "off")
+            with _sanitize.for_call(sanitize):
+                return self(*args, out=out, policy=policy)
         if is_dask(out) or any(is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
             return lazy("call_fused")(self, args, out, policy)
         if (out is not None and interop.is_foreign(out)) or any(interop.is_foreign(a) for a in args):

@@ -257,6 +257,8 @@ def test_a_fused_chain_raises_after_its_kernel_ran():
     with gp.sanitize("raise"), pytest.raises(gp.LossyPromotionError) as info:
         fused(*args)
     assert (info.value.report.op, info.value.report.index) == ("add", 0)
+    with pytest.raises(gp.LossyPromotionError):
+        fused(*args, sanitize="raise")   # the call's own keyword
 
 
 # ---------------------------------------------------------------------------------------------
