@@ -179,7 +179,7 @@ class Tracer:
                 values.append(self._folded(plan, i, o, value))
             else:
                 cond = plan.op == "where" and i == 0
-                if self.sanitize and plan.op != "astype":
+                if self.sanitize and plan.op != "astype":   # (astype: the caller's own conversion, lossy.sanitized)
                     self._lossy([c[:2] for c in lossy.read_checks(self._array_node(a), target, None if cond else via)],
                                 step, i)
                 values.append(ir.read(self._array_node(a), target, None if cond else via))

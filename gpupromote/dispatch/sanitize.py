@@ -195,7 +195,10 @@ def check_folded(plan, i, operand, value, folded, operands=None):
         return
     f = f.real if isinstance(f, complex) else f
     what = None
-    if isinstance(v, int):
+    from_uint64 = getattr(getattr(operand, "dtype", None), "name", None) == "uint64"
+    if isinstance(v, int) and from_uint64 and v >= 1 << 63 and to.kind in "if":
+        what = "uint64_high"   # as an array's element would be (kernel/lossy.py)
+    elif isinstance(v, int):
         if isinstance(f, float):
             what = None if math.isfinite(f) and int(f) == v else (
                 "float_overflow" if not math.isfinite(f) else "inexact_int")

@@ -205,6 +205,12 @@ def test_jax_x32_canonicalization_of_64_bit_arrays_is_reported_eager_and_fused()
         assert sanitized(lambda: fn(inside))[1] == []
 
 
+def test_a_0_d_uint64_at_2_63_folded_into_float64_is_reported_as_an_element_would_be():
+    _, reports = sanitized(lambda: gp.add(A([1.5]), A(2**63, np.uint64), policy="numpy"))
+    assert [(r.what, r.operand, r.index, r.value) for r in reports] == [("uint64_high", 1, None, 2**63)]
+    assert sanitized(lambda: gp.add(A([1.5]), A(2**63 - 1024, np.uint64), policy="numpy"))[1] == []
+
+
 def test_a_false_alarm_of_the_kernel_range_test_reports_nothing():
     # 2**60 passes the kernel's |x| > 2**53 test, but float64 holds it exactly: the host's count is 0
     _, reports = sanitized(lambda: gp.add(A([2**60], np.int64), A([0], np.float32), policy="numpy"))
