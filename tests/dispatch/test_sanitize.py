@@ -182,6 +182,18 @@ def test_a_scalar_kept_as_a_truth_value_is_not_reported():
     assert reports == []
 
 
+def test_a_call_split_over_threads_reports_every_chunk_s_flags():
+    x = np.zeros(2_000_000, np.int8)
+    x[[1_500_000, -3]] = 127
+    before = gp.get_num_threads()
+    gp.set_num_threads(2)
+    try:
+        _, reports = sanitized(lambda: gp.add(x, np.ones_like(x), policy="numpy"))
+    finally:
+        gp.set_num_threads(before)
+    assert [(r.count, r.index) for r in reports] == [(2, 1_500_000)]
+
+
 def test_an_explicit_astype_is_not_reported():
     _, reports = sanitized(lambda: gp.astype(A([2**53 + 1, 300], np.int64), "float32"))
     assert reports == []
