@@ -4,14 +4,17 @@
         gp.add(i64, f32)                # the whole process; gp.add(a, b, sanitize=True) for one call
 
 While it is on, every op runs its kernel with the sanitizer's checks (kernel/lossy.py: a range
-compare per converted integer, an overflow test per integer op, each setting a flag byte), on
-either engine, eager and fused (gp.fuse) and on Dask blocks. Only when a flag fired does the host
-compute, with NumPy on the inputs, how many elements lost what and the first one: the clean path
-costs the compares. Folded Python scalars and 0-d host operands are one value each and are checked
-here when they are folded: a float that overflows or flushes to zero in the dtype it is kept in
-(JAX's float16 + 1e5), an int that is not exact or wraps, a clip bound that wraps. Results are the
-same bits with the sanitizer on and off. A report is a LossyPromotionWarning, or with
-action="raise" a LossyPromotionError; both carry ``report`` (core/errors.LossReport).
+compare per converted integer, an overflow test per integer op and per narrowed float, each setting
+a flag byte), on either engine, eager and fused (gp.fuse) and on Dask blocks. Only when a flag fired
+does the host compute, with NumPy on the inputs, how many elements lost what and the first one
+(``run``; a fused chain is run again eagerly for it, its result unused): the clean path costs the
+compares. Folded Python scalars and 0-d host operands are one value each and are checked here when
+they are folded (``check_folded``): a float that overflows or flushes to zero in the dtype it is
+kept in (JAX's float16 + 1e5), an int that is not exact or wraps, a clip bound that wraps. JAX x32's
+canonicalization of 64-bit arrays is checked on the host where the eager call makes it
+(``check_canonical``). Results are the same bits with the sanitizer on and off. A report is a
+LossyPromotionWarning, or with action="raise" a LossyPromotionError; both carry ``report``
+(core/errors.LossReport).
 
 The compiled dispatcher and the Python fast runners decline every call while any thread sanitizes
 (``active_anywhere``: one flag they test), so a sanitized call always reaches the eager path.
