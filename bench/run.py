@@ -42,7 +42,7 @@ def _has_gpu() -> bool:
 def _suites(gpu: bool) -> list[str]:
     # bench_dask.py skips without the dask extra; GP_BENCH_DASK_N sets its size (default 10**8)
     names = ["bench_resolve.py", "bench_cpu.py", "bench_fuse.py", "bench_unary.py", "bench_reduce.py",
-             "bench_dask.py"] + (["bench_gpu.py"] if gpu else [])
+             "bench_sanitize.py", "bench_dask.py"] + (["bench_gpu.py"] if gpu else [])
     return [str(HERE / n) for n in names if (HERE / n).exists()]
 
 

@@ -17,7 +17,7 @@ from .core.dtypes import (
     bfloat16, float32, float64, complex32, complex64, complex128,
     DType, dtype,
 )
-from .core.errors import CacheWarning, IntegerDivisionByZero, PromotionError
+from .core.errors import CacheWarning, IntegerDivisionByZero, LossyPromotionError, LossyPromotionWarning, PromotionError
 from .dispatch.functions import (
     add, subtract, multiply, true_divide, floor_divide, remainder, fmod, power, maximum, minimum, fmax,
     fmin, equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor,
@@ -31,6 +31,7 @@ from .dispatch.functions import (
     sum, prod, mean, var, std, max, min, any, all, argmax, argmin, cumsum, cumprod,
 )
 from .dispatch.fuse import fuse
+from .dispatch.sanitize import sanitize
 from .engines.cpu.threads import get_num_threads, num_threads, set_num_threads   # numba loads on first use
 from .tools.config import show_config
 from .tools.compare import Comparison, compare
@@ -76,6 +77,7 @@ def __getattr__(name):
 
 __all__ = [
     "DType", "dtype", "PromotionError", "IntegerDivisionByZero", "CacheWarning", "OPS", "policies",
+    "sanitize", "LossyPromotionWarning", "LossyPromotionError",
     "set_num_threads", "get_num_threads", "num_threads", "show_config",
     "set_policy", "use_policy", "get_policy_name", "promote_types", "result_type", "spec", "explain", "Array",
     "asarray", "fuse", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",

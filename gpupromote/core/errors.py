@@ -11,7 +11,8 @@ from .kinds import KIND_ORDER
 
 __all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "OverlappingOutput", "describe_operand",
            "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint",
-           "warn_at_caller", "CastHint", "register_hint_check", "holds"]
+           "warn_at_caller", "CastHint", "register_hint_check", "holds", "LossyPromotionWarning",
+           "LossyPromotionError", "LossReport"]
 
 
 class PromotionError(TypeError):
@@ -56,6 +57,77 @@ class FuseError(TypeError):
 class CacheWarning(RuntimeWarning):
     """A kernel cache file was damaged or unreadable (it is dropped and the kernel compiled again),
     or the cache directory cannot be written (new kernels go to the folder the message names)."""
+
+
+class LossReport:
+    """What gp.sanitize found lost in one op: ``op``, ``policy``, ``operands`` (their dtypes as
+    shown, ``int64[n]``, or a Python scalar's repr), ``result`` (dtype name), ``rule`` (the
+    resolver's steps, as gp.explain prints them, shortened), ``what`` (the class of loss: inexact_int,
+    uint64_high, int_range, int_wrap, float_overflow, float_underflow, clip_bound), ``operand`` (the
+    operand index for a conversion, None for the op's own result), ``source`` / ``target`` (the
+    conversion's dtypes), ``count`` of ``size`` elements hit, the first one's flat C-order ``index``
+    (None for a scalar), its ``value`` and what it ``became``."""
+    __slots__ = ("op", "policy", "operands", "result", "rule", "what", "operand", "source", "target", "count",
+                 "size", "index", "value", "became")
+
+    _WHY = {"inexact_int": "is not exact in", "uint64_high": "is at or above 2**63 and read as",
+            "int_range": "does not fit (it wraps) in", "float_overflow": "overflows to infinity in",
+            "float_underflow": "flushes to zero in", "clip_bound": "wraps as a clip bound in"}
+    _FIX = {"inexact_int": "compute in a float with more precision (gp.astype the operand to float64) or keep "
+                           "the integers within the float's exact range",
+            "uint64_high": "cast explicitly (gp.astype) where the high values are meant, or keep them below 2**63",
+            "int_range": "cast to a wider integer type first (gp.astype)",
+            "float_overflow": "pass the scalar as an array of a wider float (np.float32(x)) or cast the array up",
+            "float_underflow": "pass the scalar as an array of a wider float (np.float32(x)) or cast the array up",
+            "clip_bound": "pass a bound the array's dtype holds",
+            "int_wrap": "compute in a wider integer type (gp.astype the operands first)"}
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            setattr(self, name, fields.get(name))
+
+    def __repr__(self):
+        return f"LossReport({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+    def message(self) -> str:
+        head = (f"gp.sanitize: {self.op}({', '.join(self.operands)}) -> {self.result} under policy "
+                f"{self.policy!r} (rule: {self.rule})")
+        if self.what == "int_wrap":
+            where = f"the {self.result} result wrapped around"
+            first = f"{self.op}({', '.join(map(repr, self.value))}) gave {self.became!r}"
+        else:
+            which = "a scalar operand" if self.index is None else f"operand {self.operand}"
+            where = f"{which} ({self.source}) {self._WHY.get(self.what, 'is lost in')} {self.target}"
+            first = f"{self.value!r} became {self.became!r}"
+        at = "" if self.index is None else f" at flat index {self.index}"
+        count = "" if self.index is None else f" for {self.count} of {self.size} element(s)"
+        fix = self._FIX.get(self.what, "cast explicitly first")
+        if self.what in ("float_overflow", "float_underflow") and self.index is not None:   # an array's floats
+            fix = ("keep the values in a wider float (cast the other operands up; under JAX, policy 'jax-x64') "
+                   "or scale them into range")
+        return f"{head}: {where}{count}; the first{at}: {first}. To avoid it, {fix}."
+
+
+class LossyPromotionWarning(UserWarning):
+    """gp.sanitize found a value lost by a promotion's conversion or an integer op's wrap-around;
+    ``report`` (a LossReport) holds the fields."""
+
+    def __init__(self, message, report=None):
+        super().__init__(message)
+        self.report = report
+
+
+class LossyPromotionError(ArithmeticError):
+    """gp.sanitize(action="raise") found a value lost; ``report`` (a LossReport) holds the fields. An
+    ArithmeticError, as NumPy's FloatingPointError (np.errstate(over="raise")) and Python's
+    OverflowError are: a value the arithmetic could not represent, not a wrong argument type."""
+
+    def __init__(self, message, report=None):
+        super().__init__(message)
+        self.report = report
+
+    def __reduce__(self):   # picklable (a Dask worker sends it back)
+        return type(self), (str(self), self.report)
 
 
 def describe_operand(o) -> str:

@@ -26,6 +26,7 @@ from .api import CURRENT_POLICY, describe, plan_for
 from .array import Array
 from ..engines import get_backend
 from .checks import needs_checks, pre_launch_checks
+from . import sanitize as _sanitize
 from .folding import cast_array, fold_operand
 from .operands import (broadcast_shapes, check_operand, is_device, native, overlaps, same_array, shape_error,
                        storage_of, wants_gp_array)
@@ -81,9 +82,11 @@ def _call_on(op, plan, backend, name, operands, kargs, args, out):
     canonical = get_policy(name).rules.canonical
     if canonical:
         plan, kargs = _canonicalize(plan, operands, kargs, canonical, backend)
+    sanitizing = _sanitize.current() is not None
     for i, f in enumerate(plan.folded):
-        if f:
-            kargs[i] = fold_operand(plan, i, operands[i], kargs[i])
+        if f:   # (sanitizing: a folded value is one number, checked on the host as it is folded)
+            kargs[i] = fold_operand(plan, i, operands[i], kargs[i],
+                                    _sanitize.folded_check(plan, i, operands[i], operands) if sanitizing else None)
     shapes = [a.shape for a, f in zip(kargs, plan.folded) if not f]
     try:
         shape = broadcast_shapes(*shapes) if shapes else ()
@@ -95,11 +98,19 @@ def _call_on(op, plan, backend, name, operands, kargs, args, out):
         # so an empty result raises and warns nothing
         pre_launch_checks(plan, kargs, shape, args)
 
+    if sanitizing:
+        arrays = [a for a, f in zip(kargs, plan.folded) if not f]
+        run = lambda target: _sanitize.run(plan, backend, kargs, target, operands)  # noqa: E731
     if out is None:
         result = backend.empty(shape, plan.result)
         if 0 not in result.shape:
-            backend.run(plan, kargs, result)
+            if sanitizing:
+                run(result)
+            else:
+                backend.run(plan, kargs, result)
         return wrap_result(result, plan.result, args, backend)
+    if sanitizing:
+        return run_into_out(plan, backend, arrays, shape, out, args, run=run)
     return run_into_out(plan, backend, kargs, shape, out, args)
 
 
@@ -161,6 +172,8 @@ def _canonicalize(plan, operands, kargs, canonical, backend):
         if plan.folded[i] or o.dtype is None or o.dtype.name not in canonical:
             continue  # folded operands are canonicalized as they are folded (fold_operand)
         to = D.dtype(canonical[o.dtype.name])
+        if _sanitize.current() is not None:
+            _sanitize.check_canonical(plan, i, kargs[i], to, operands)
         kargs[i] = cast_array(kargs[i], to, backend)
         if not plan.folded[i]:
             inputs[i] = to

@@ -120,26 +120,32 @@ def fold_target(plan, i):
     return D.bool_ if plan.op == "where" and i == 0 else plan.compute
 
 
-def fold_operand(plan, i: int, operand, value):
+def fold_operand(plan, i: int, operand, value, check=None):
     """The by-value kernel parameter of folded operand ``i`` of ``plan``: ``value`` (a Python
     scalar, a 0-d host array, a numpy scalar; ``operand`` describes it) as the framework turns it
     into a kernel argument: a 64-bit 0-d array canonicalized first (JAX with x64 off), an int
     beyond an integer array's range compared exactly, an exact integer exponent folded as an
-    equivalent one that fits, then converted (fold_scalar). The eager call and gp.fuse use it."""
+    equivalent one that fits, then converted (fold_scalar). The eager call and gp.fuse use it.
+    ``check(meant, folded)`` (gp.sanitize) is given the value the kernel should compute with (the
+    argument, or the equivalent one the three exact rewrites made) and the parameter."""
+    original, meant = value, None
     canonical = get_policy(plan.policy).rules.canonical
     if canonical and operand.dtype is not None and operand.dtype.name in canonical:
         value = cast_array(np.asarray(value), D.dtype(canonical[operand.dtype.name]), None)
     if plan.op in _COMPARISONS and plan.compute.kind == "f" and plan.promoted is not None \
             and plan.promoted.kind in "ui" and operand.category == "scalar" and operand.pykind == "i":
-        value = _exact_comparand(plan, value)
+        value = meant = _exact_comparand(plan, value)
     if plan.exact_exponent and i == len(plan.folded) - 1:
-        value = _equivalent_exponent(int(value), plan.compute)
+        value = meant = _equivalent_exponent(int(value), plan.compute)
     if plan.op in CLIPS and plan.compute.kind in "ui" and operand.category == "scalar" and operand.pykind == "i" \
             and get_policy(plan.policy).rules.clip_saturates_int_bounds:
         # np.clip(int8, 0, 300) clips nothing at the top: a bound beyond the dtype is its end
         lo, hi = INT_RANGES[plan.compute.name]
-        value = min(max(int(value), lo), hi)
-    return fold_scalar(value, plan.inputs[i], fold_target(plan, i))
+        value = meant = min(max(int(value), lo), hi)
+    folded = fold_scalar(value, plan.inputs[i], fold_target(plan, i))
+    if check is not None:
+        check(original if meant is None else meant, folded)
+    return folded
 
 
 def cast_array(x, to: D.DType, backend):

@@ -67,6 +67,7 @@ from ..promotion.resolve import explain_resolution
 from .traced import Traced
 from .fuse_trace import PY_SCALARS, Tracer, is_host, rank_of, show_operand
 from .fuse_stages import StagedFunction, run_staged
+from . import sanitize as _sanitize
 
 __all__ = ["fuse", "Fused", "Traced", "FuseError"]
 
@@ -90,7 +91,10 @@ class Fused:
         self._traces: dict = {}
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, out=None, policy=None):
+    def __call__(self, *args, out=None, policy=None, sanitize=None):
+        if sanitize is not None:   # gp.sanitize for this call (True / "warn", "raise", False / "off")
+            with _sanitize.for_call(sanitize):
+                return self(*args, out=out, policy=policy)
         if is_dask(out) or any(is_dask(a) for a in args):   # a lazy dask graph, one fused kernel per block
             return lazy("call_fused")(self, args, out, policy)
         if (out is not None and interop.is_foreign(out)) or any(interop.is_foreign(a) for a in args):
@@ -98,12 +102,15 @@ class Fused:
             return interop.call(lambda views, view_out: self(*views, out=view_out, policy=policy), args, out)
         name = policy or self.policy or CURRENT_POLICY.get()
         args = [native(a) for a in args]
+        sanitizing = _sanitize.current() is not None
         try:
-            trace = self._trace_for(name, args, call=True)
+            trace = self._trace_for(name, args, call=True, sanitize=sanitizing)
         except StagedFunction:   # a reduction inside: a few kernels, each fused (dispatch/fuse_stages.py)
             return run_staged(self, name, args, out)
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)
+        if sanitizing:
+            return trace.run(args, out, rerun=lambda: self._eager(name, args, None, trace))
         return trace.run(args, out)
 
     def kernel(self, *args, policy=None) -> ir.Kernel:
@@ -134,17 +141,18 @@ class Fused:
 
     # -----------------------------------------------------------------------------------------
 
-    def _trace_for(self, name, args, call=False):
+    def _trace_for(self, name, args, call=False, sanitize=False):
         """The trace for these arguments: keyed by the policy, each argument's dtype and rank (or
         Python scalar type) and what ``fn`` captures (``_captured``). ``call``: the arguments hold
-        data, and a trace that raises first runs the data checks of the steps before (as eager)."""
-        key = (name, tuple(_arg_key(a) for a in args), self._captured())
+        data, and a trace that raises first runs the data checks of the steps before (as eager).
+        ``sanitize``: the kernel with gp.sanitize's checks (a trace of its own)."""
+        key = (name, tuple(_arg_key(a) for a in args), self._captured()) + (("sanitize",) if sanitize else ())
         trace = self._traces.get(key)
         if trace is None or not trace.holds_for(args):
             values_key = key + (tuple(a for a in args if type(a) in PY_SCALARS),)
             trace = self._traces.get(values_key)
             if trace is None or not trace.holds_for(args):
-                tracer = Tracer(name, _all_host(args))
+                tracer = Tracer(name, _all_host(args), sanitize)
                 try:
                     trace = tracer.trace(self.fn, args)
                 except FuseError:

@@ -28,6 +28,7 @@ from ..core.ops import op_named
 from .api import use_policy
 from .array import Array
 from .folding import fold_operand
+from . import sanitize as _sanitize
 from .operands import storage_of
 
 __all__ = ["StagedFunction", "Staged", "run_staged"]
@@ -187,8 +188,8 @@ def _fused_reduction(recorder, op, leaves, fn, kwargs):
     None where the chain's trace has checks, runs eagerly, or is not a plain kernel."""
     from ..kernel.reduce import fused
     from .reduce import reduction_layout, reduction_plan, run_reduction
-    if any(not isinstance(storage_of(a), np.ndarray) for a in leaves):
-        return None
+    if any(not isinstance(storage_of(a), np.ndarray) for a in leaves) or _sanitize.current() is not None:
+        return None   # (sanitizing: the chain runs as gp.fuse's own call, which carries the checks)
     F = recorder.fused_cls(fn, policy=recorder.policy)
     try:
         trace = F._trace_for(recorder.policy, list(leaves))
@@ -228,7 +229,7 @@ def _rows_map(recorder, fn, leaves):
     read once per row or column), or None where gp.fuse's own call must run it (checks, an eager
     trace, device or 0-d operands)."""
     from ..engines.cpu.reduce import run_map
-    if any(type(storage_of(a)) is not np.ndarray for a in leaves):
+    if any(type(storage_of(a)) is not np.ndarray for a in leaves) or _sanitize.current() is not None:
         return None
     F = recorder.fused_cls(fn, policy=recorder.policy)
     try:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from ..kernel import ir
+from ..kernel import ir, lossy
 from .api import describe, use_policy
 from ..engines import get_backend
 from .checks import checks_of, report_check
+from . import sanitize as _sanitize
 from .eager import check_cpu_dtypes, run_into_out, wrap_result
 from ..core.errors import FuseError
 from ..core.kinds import Form
@@ -74,8 +75,8 @@ class _Source:
 
 
 class Tracer:
-    def __init__(self, policy, host):
-        self.policy, self.host = policy, host
+    def __init__(self, policy, host, sanitize=False):
+        self.policy, self.host, self.sanitize = policy, host, sanitize
         self.params, self.sources, self.steps, self.checks = [], [], [], []
         self.eager = None   # why the chain runs eagerly instead (a case the kernel cannot reproduce)
         self.shape_checks = []   # the unused steps that read operands the kernel does not read
@@ -108,6 +109,8 @@ class Tracer:
             self.params.append(p)
             self.sources.append(_Source(arg=arg, array=None if arg is not None else self._captured(x)))
             t._node = ir.cast(p, t._dtype)   # JAX x32: a 64-bit array is canonicalized as it is read
+            if self.sanitize:   # (an integer that wraps there; the floats are left: docs/functions.md)
+                self._lossy(lossy.conversion_checks(p, t._dtype), len(self.steps), k)
         return t._node
 
     def _captured(self, x):
@@ -167,6 +170,10 @@ class Tracer:
             if folded and computed:
                 if plan.exact_exponent and i == len(items) - 1 and a._dtype.itemsize > plan.compute.itemsize:
                     self.eager = "an exact integer exponent computed in the chain is wider than the base"
+                if self.sanitize:
+                    kept = ir.cast(a._node, plan.inputs[i])
+                    self._lossy(lossy.conversion_checks(a._node, plan.inputs[i]) +
+                                lossy.conversion_checks(kept, target), step, i)
                 values.append(ir.cast(ir.cast(a._node, plan.inputs[i]), target))
             elif folded:
                 value = (scalars[i] if i in scalars else
@@ -175,9 +182,15 @@ class Tracer:
                 values.append(self._folded(plan, i, o, value))
             else:
                 cond = plan.op == "where" and i == 0
+                if self.sanitize and plan.op != "astype":   # (astype: the caller's own conversion, lossy.sanitized)
+                    self._lossy([c[:2] for c in lossy.read_checks(self._array_node(a), target, None if cond else via)],
+                                step, i)
                 values.append(ir.read(self._array_node(a), target, None if cond else via))
         node = self.steps[step].node = ir.op_node(plan, values)
         self._add_checks(plan, values, step)
+        if self.sanitize:
+            self._lossy([(c, "int_wrap") for c in lossy.wrap_checks(plan.op, plan.compute, values, node,
+                                                                      plan.int_division, plan.values)], step, None)
         ndim = max((a._ndim for a in items if isinstance(a, Traced)), default=0)
         return Traced(self, plan.result, ndim, node=node, label=f"step {step}")
 
@@ -186,6 +199,11 @@ class Tracer:
         if self.host:
             raise StagedFunction(op)
         raise FuseError(f"gp.fuse: {op} inside a fused function runs on host arrays only for now")
+
+    def _lossy(self, found, step, i):
+        """The sanitizer's checks (kernel/lossy.py) of step ``step``'s operand ``i`` (None: its op)."""
+        for cond, what in found:
+            self.checks.append(ir.Check(cond, what, step, () if i is None else (i,)))
 
     def _add_checks(self, plan, values, step):
         c = plan.compute
@@ -346,7 +364,7 @@ def _renumbered(params, keep, value, checks):
             new[node] = ir.cast(new[node.arg], node.dtype)
         else:
             new[node] = ir.apply(node.op, [new[a] for a in node.args], node.compute, node.dtype, node.expr)
-    return new[value], [ir.Check(new[c.cond], c.what, c.step) for c in checks]
+    return new[value], [ir.Check(new[c.cond], c.what, c.step, c.info) for c in checks]
 
 
 def _compare(op, a, b):
@@ -369,6 +387,7 @@ def _label(fn) -> str:
 class _Trace:
     def __init__(self, tracer: Tracer, kernel: ir.Kernel, result_dtype):
         self.policy, self.host, self.eager = tracer.policy, tracer.host, tracer.eager
+        self.sanitize = tracer.sanitize
         self.kernel, self.sources, self.steps = kernel, tracer.sources, tracer.steps
         self.shape_checks, self.full, self.step_reads = tracer.shape_checks, tracer.full, tracer.step_reads
         self.scalar_steps = [s for s in self.steps if s.scalars]
@@ -394,6 +413,19 @@ class _Trace:
         data check of a step before it)."""
         _raise_first(self.policy, self.host, self.steps, self.full, self.step_reads, args)
 
+    def _folded_check(self, source, args):
+        """gp.sanitize's check of a folded scalar (dispatch/sanitize.py), its step's operands as the
+        eager call describes them."""
+        step = next((st for st in self.steps if st.plan is source.plan and source.i < len(st.operands)
+                     and st.operands[source.i] is source.operand), None)
+        operands = None
+        if step is not None:
+            operands = list(step.operands)
+            value = source.value(args)
+            if type(value) in PY_SCALARS:
+                operands[source.i] = Operand(None, "scalar", value)
+        return _sanitize.folded_check(source.plan, source.i, source.operand, operands)
+
     def empty(self, args) -> bool:
         shapes = [np.shape(storage_of(args[s.arg])) for s in self.sources if s.arg is not None]
         shapes += [s.array.shape for s in self.sources if s.array is not None]
@@ -402,12 +434,15 @@ class _Trace:
         except ValueError:
             return False  # the launch reports the broadcast error
 
-    def run(self, args, out):
+    def run(self, args, out, rerun=None):
+        """The chain on ``args`` into ``out``. ``rerun()``: the chain run eagerly, when a sanitizer
+        check of the kernel fired (gp.sanitize): its eager calls say what was lost where."""
         backend = get_backend("cpu" if self.host else "cuda")
         kargs = []
         for s in self.sources:
+            check = self._folded_check(s, args) if self.sanitize else None
             if s.folded_unused:   # a scalar of a step whose value is unused: converted as eager converts it
-                fold_operand(s.plan, s.i, s.operand, s.value(args))   # (its warning or error), then dropped
+                fold_operand(s.plan, s.i, s.operand, s.value(args), check)   # (its warning or error), then dropped
                 continue
             if s.arg is not None:
                 x = storage_of(args[s.arg])
@@ -420,7 +455,7 @@ class _Trace:
             elif s.array is not None:
                 kargs.append(s.array)
             else:
-                kargs.append(fold_operand(s.plan, s.i, s.operand, s.value(args)))
+                kargs.append(fold_operand(s.plan, s.i, s.operand, s.value(args), check))
         for k in self.shape_checks:   # steps whose value is unused: eager broadcasts their operands too
             if not _broadcasts(_shapes(args, self.full[1], self.step_reads[k])):
                 self._raise_in_order(args)
@@ -439,9 +474,16 @@ class _Trace:
             backend.run_kernel(self.kernel, kargs, target, flags, last)
             if checks:
                 fired = np.asarray(flags.get() if hasattr(flags, "get") else flags)
+                lost = False
                 for check, hit in zip(checks, fired):
-                    if hit:
+                    if hit and check.what in lossy.LOSSY:
+                        lost = True
+                    elif hit:
                         report_check(self.steps[check.step].plan, check.what)
+                if lost and rerun is not None:
+                    # Note: which elements, and their values, are the eager calls' to say: the chain
+                    # runs again eagerly (its result unused) only when a sanitizer flag fired
+                    _sanitize.emit_collected(_sanitize.quiet_rerun(rerun))
 
         if out is None or checks:
             # Note: with checks, the chain runs into a result of its own first, so that an out=

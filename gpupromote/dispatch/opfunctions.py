@@ -20,6 +20,7 @@ from .api import CURRENT_POLICY, cached_plan, clip_form
 from ..engines import get_backend
 from ..engines.cpu import threads as cpu_threads
 from .checks import needs_checks
+from . import sanitize as _sanitize
 from . import conventions
 from .eager import call as _eager_call
 from .folding import converter, fold_target
@@ -195,9 +196,13 @@ def make_op(name: str):
     caches.register(cache.clear)
     get = cache.get
     current = CURRENT_POLICY.get
+    sanitizing = _sanitize.active_anywhere
 
     if op.arity == 1:
-        def fn(x, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+        def fn(x, /, *, policy=None, out=None, dtype=None, casting=None, where=True, sanitize=None):
+            if sanitize is not None:
+                with _sanitize.for_call(sanitize):
+                    return fn(x, policy=policy, out=out, dtype=dtype, casting=casting, where=where)
             if dtype is not None or casting is not None or where is not True or type(out) is tuple:
                 return conventions.call(name, (x,), policy, out, dtype, casting, where)
             return call(name, (x,), policy, out)
@@ -205,10 +210,13 @@ def make_op(name: str):
                       f"`{op.expr}`, of the dtype `policy` gives it (gp.result_type(x, op={name!r}); default: the "
                       f"current policy).{_KEYWORDS_DOC}")
     elif op.arity == 2:
-        def fn(a, b, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+        def fn(a, b, /, *, policy=None, out=None, dtype=None, casting=None, where=True, sanitize=None):
+            if sanitize is not None:
+                with _sanitize.for_call(sanitize):
+                    return fn(a, b, policy=policy, out=out, dtype=dtype, casting=casting, where=where)
             if dtype is not None or casting is not None or where is not True or type(out) is tuple:
                 return conventions.call(name, (a, b), policy, out, dtype, casting, where)
-            if out is None:
+            if out is None and not sanitizing[0]:   # (while sanitizing, every call takes the full path)
                 # _fast_key, inlined: this line is most of the per-call overhead
                 key = (policy or current(), a.dtype if type(a) is _ndarray else type(a),
                        b.dtype if type(b) is _ndarray else type(b))
@@ -226,10 +234,13 @@ def make_op(name: str):
                       f"`{op.expr}` with the dtype promotion of `policy` (default: the current policy, see "
                       f"gp.use_policy).{_KEYWORDS_DOC}")
     else:
-        def fn(cond, a, b, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+        def fn(cond, a, b, /, *, policy=None, out=None, dtype=None, casting=None, where=True, sanitize=None):
+            if sanitize is not None:
+                with _sanitize.for_call(sanitize):
+                    return fn(cond, a, b, policy=policy, out=out, dtype=dtype, casting=casting, where=where)
             if dtype is not None or casting is not None or where is not True or type(out) is tuple:
                 return conventions.call(name, (cond, a, b), policy, out, dtype, casting, where)
-            if out is None:
+            if out is None and not sanitizing[0]:
                 key = (policy or current(), _fast_key(cond), _fast_key(a), _fast_key(b))
                 runner = get(key, _MISS)
                 if runner is _MISS:
@@ -277,9 +288,10 @@ def _load_fastpath():
         from . import _fastpath
     except ImportError:   # no C compiler at install time, or run from a source tree (PYTHONPATH=.)
         return None
-    if not hasattr(_fastpath, "Op"):
+    if not hasattr(_fastpath, "Op") or not hasattr(_fastpath, "set_sanitizing"):
         return None   # an extension built from an older source
     _fastpath.bind_ops(CURRENT_POLICY, _ndarray)
+    _sanitize.add_sink(_fastpath.set_sanitizing)   # while sanitizing, the compiled path declines every call
     if hasattr(_fastpath, "set_threads"):
         cpu_threads.add_sink(_fastpath.set_threads)   # the C pool splits calls over the CPU engine's threads
     return _fastpath
@@ -417,7 +429,10 @@ def _one_sided_clip(name):
 def _make_clip():
     one_sided = {"_clip_min": _one_sided_clip("_clip_min"), "_clip_max": _one_sided_clip("_clip_max")}
 
-    def clip(x, lo=None, hi=None, /, *, policy=None, out=None, dtype=None, casting=None, where=True):
+    def clip(x, lo=None, hi=None, /, *, policy=None, out=None, dtype=None, casting=None, where=True, sanitize=None):
+        if sanitize is not None:
+            with _sanitize.for_call(sanitize):
+                return clip(x, lo, hi, policy=policy, out=out, dtype=dtype, casting=casting, where=where)
         if dtype is not None or casting is not None or where is not True or type(out) is tuple:
             return conventions.call("clip", (x, lo, hi), policy, out, dtype, casting, where)
         op, args = clip_form("clip", (x, lo, hi))

@@ -53,6 +53,7 @@ from ..core import dtypes as D
 from ..dispatch.api import CURRENT_POLICY, describe, plan_for, spec
 from ..dispatch.array import Array
 from ..dispatch.eager import call as eager_call, check_cpu_dtypes
+from ..dispatch import sanitize as _sanitize
 from ..dispatch.fuse_stages import StagedFunction, run_staged
 from ..dispatch.operands import broadcast_shapes, shape_error
 from ..core.ops import ALIASES, op_named
@@ -153,9 +154,14 @@ def refuse_out(label, out):
 # ---------------------------------------------------------------------------------------------
 # gp.<op>
 
-def _run_op(*blocks, op, policy, form):
-    """One block of a gp op: the eager call under the policy the graph was built with."""
-    return eager_call(op, blocks, policy, form=form)
+def _run_op(*blocks, op, policy, form, sanitize=None):
+    """One block of a gp op: the eager call under the policy the graph was built with, in the form it
+    was written (and gp.sanitize's action, when the graph was built inside it: a worker thread has
+    its own context)."""
+    if sanitize is None:
+        return eager_call(op, blocks, policy, form=form)
+    with _sanitize.sanitize(sanitize):
+        return eager_call(op, blocks, policy, form=form)
 
 
 def call(op: str, args, policy=None, out=None, form="function"):
@@ -172,7 +178,7 @@ def call(op: str, args, policy=None, out=None, form="function"):
     pairs, ndim = _layout(op, args)
     meta = _meta(plan.result, ndim, args, device)
     return da.blockwise(_run_op, tuple(range(ndim))[::-1], *pairs, dtype=meta.dtype, meta=meta,
-                        token=f"gp-{op}", op=op, policy=name, form=form)
+                        token=f"gp-{op}", op=op, policy=name, form=form, sanitize=_sanitize.current())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,27 +200,30 @@ def _fused_on_this_process(key, fused_type, fn, fused_policy):
     return fused
 
 
-def _fused_task(key, fused_type, fn, fused_policy, policy):
-    return _FusedBlocks(_fused_on_this_process(key, fused_type, fn, fused_policy), key, policy)
+def _fused_task(key, fused_type, fn, fused_policy, policy, sanitize=None):
+    return _FusedBlocks(_fused_on_this_process(key, fused_type, fn, fused_policy), key, policy, sanitize)
 
 
 class _FusedBlocks:
     """The task function of a gp.fuse function over dask blocks: the fused function under the
     policy fixed at graph construction. Pickled as its key, the fused class, the user's function and the policies."""
 
-    def __init__(self, fused, key, policy):
-        self.fused, self.key, self.policy = fused, key, policy
+    def __init__(self, fused, key, policy, sanitize=None):
+        self.fused, self.key, self.policy, self.sanitize = fused, key, policy, sanitize
 
     def __call__(self, *blocks):
-        return self.fused(*blocks, policy=self.policy)
+        if self.sanitize is None:
+            return self.fused(*blocks, policy=self.policy)
+        with _sanitize.sanitize(self.sanitize):
+            return self.fused(*blocks, policy=self.policy)
 
     def __reduce__(self):
         # the class travels by reference (gpupromote.dispatch.fuse.Fused), so this module never imports fuse,
         # which imports it
-        return _fused_task, (self.key, type(self.fused), self.fused.fn, self.fused.policy, self.policy)
+        return _fused_task, (self.key, type(self.fused), self.fused.fn, self.fused.policy, self.policy, self.sanitize)
 
     def __dask_tokenize__(self):
-        return ("gpupromote.dispatch.fuse", self.key, self.policy)
+        return ("gpupromote.dispatch.fuse", self.key, self.policy, self.sanitize)
 
 
 def call_fused(fused, args, out=None, policy=None):
@@ -240,7 +249,7 @@ def call_fused(fused, args, out=None, policy=None):
     key = _KEYS.get(fused)
     if key is None:
         key = _KEYS[fused] = uuid.uuid4().hex
-    return da.blockwise(_FusedBlocks(fused, key, name), tuple(range(ndim))[::-1], *pairs, dtype=meta.dtype,
+    return da.blockwise(_FusedBlocks(fused, key, name, _sanitize.current()), tuple(range(ndim))[::-1], *pairs, dtype=meta.dtype,
                         meta=meta, token=f"gp-fuse-{label.strip('<>')}")
 
 

@@ -199,13 +199,15 @@ def operand_target(plan, i: int) -> D.DType:
 class Check:
     """A condition on the elements that the host learns of after the launch, through flag
     ``position`` of the kernel's flags array: ``what`` is one of "zero_division",
-    "int_min_by_minus_one", "negative_power"; ``step`` names the op (its position in a chain)."""
-    __slots__ = ("cond", "what", "step")
+    "int_min_by_minus_one", "negative_power", or one of the sanitizer's (kernel/lossy.py LOSSY);
+    ``step`` names the op (its position in a chain); ``info``: what the host needs to say more
+    (the sanitizer's: the operand and the conversion), part of the kernel's listing."""
+    __slots__ = ("cond", "what", "step", "info")
 
-    def __init__(self, cond: _Node, what: str, step: int):
+    def __init__(self, cond: _Node, what: str, step: int, info: tuple = ()):
         if cond.dtype is not D.bool_:
             raise TypeError(f"a check is a bool node, not {cond.dtype.name}")
-        self.cond, self.what, self.step = cond, what, step
+        self.cond, self.what, self.step, self.info = cond, what, step, tuple(info)
 
 
 class Kernel:
@@ -261,7 +263,8 @@ class Kernel:
                 args = ", ".join(names[a] for a in n.args)
                 lines.append(f"{name} = {n.op}[{n.compute.code}] {n.expr} ({args}) -> {n.dtype.code}")
         lines.append(f"out {names[self.value]} -> {self.value.dtype.code}")
-        lines += [f"check {c.what} step {c.step}: {names[c.cond]}" for c in self.checks]
+        lines += [f"check {c.what} step {c.step}{' ' + repr(c.info) if c.info else ''}: {names[c.cond]}"
+                  for c in self.checks]
         return "\n".join(lines)
 
     def __eq__(self, other):

@@ -56,6 +56,14 @@ def _fast_path() -> str:
                                                                 "source: reinstall)")
 
 
+def _sanitizer() -> str:
+    from ..dispatch import sanitize
+    action = sanitize.current()
+    if action is None:
+        return "off (gp.sanitize() or GPUPROMOTE_SANITIZE=1 reports lossy promotions)"
+    return f"{action}" + (" (GPUPROMOTE_SANITIZE)" if os.environ.get("GPUPROMOTE_SANITIZE", "").strip() else "")
+
+
 def _threads() -> str:
     try:
         from ..engines.cpu.threads import get_num_threads
@@ -110,7 +118,8 @@ def config() -> dict:
     import gpupromote
     return {
         "gpupromote": {"version": gpupromote.__version__, "location": os.path.dirname(gpupromote.__file__),
-                       "compiled fast path": _fast_path(), "policy": gpupromote.get_policy_name()},
+                       "compiled fast path": _fast_path(), "policy": gpupromote.get_policy_name(),
+                       "sanitizer": _sanitizer()},
         "Python": {"version": sys.version.split()[0], "implementation": platform.python_implementation(),
                    "executable": sys.executable, "platform": platform.platform()},
         "required": {name: _version_of(name) for name in _REQUIRED},

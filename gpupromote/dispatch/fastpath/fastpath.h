@@ -67,6 +67,7 @@ extern GP_INTERNAL PyTypeObject *gp_generic_type;   /* numpy.generic: numpy scal
 extern GP_INTERNAL PyTypeObject *gp_keyed_types[MAX_KEYED_TYPES];
 extern GP_INTERNAL Py_ssize_t gp_key_offsets[MAX_KEYED_TYPES];
 extern GP_INTERNAL int gp_n_keyed_types;
+extern GP_INTERNAL int gp_sanitizing;   /* gp.sanitize is on somewhere: ops.c declines every call (module.c) */
 extern GP_INTERNAL PyObject *gp_operand_key;        /* api._operand_key, for every other operand */
 extern GP_INTERNAL PyObject *gp_python_result_type; /* api._py_result_type, for everything but a hit */
 

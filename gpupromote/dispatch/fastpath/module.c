@@ -76,6 +76,19 @@ set_threads(PyObject *module, PyObject *args)
     return Py_BuildValue("iL", gp_n_threads, (long long)gp_min_chunk);
 }
 
+int gp_sanitizing;
+
+static PyObject *
+set_sanitizing(PyObject *module, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    gp_sanitizing = on;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 bind_ops(PyObject *module, PyObject *args)
 {
@@ -139,6 +152,8 @@ static PyMethodDef methods[] = {
     {"op_stats", gp_op_stats, METH_NOARGS,
      "op_stats() -> {'served': n, 'declined': m, 'split': k}: op calls the compiled path ran, those it handed\n"
      "to Python, and kernel calls it split over threads."},
+    {"set_sanitizing", set_sanitizing, METH_O,
+     "set_sanitizing(on)\nWhile on (gp.sanitize in any thread), every op call goes to the Python function (dispatch/sanitize.py)."},
     {"set_threads", set_threads, METH_VARARGS,
      "set_threads(threads, min_chunk=65536) -> (threads, min_chunk)\n"
      "How many threads a kernel call may use, and the fewest elements each thread gets (engines/cpu/threads sets it)."},

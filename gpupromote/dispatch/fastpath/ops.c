@@ -182,7 +182,7 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *policy = Py_None, *out = Py_None, *result = NULL;
-    if (nargs != self->arity || gp_current_policy == NULL) {
+    if (nargs != self->arity || gp_current_policy == NULL || gp_sanitizing) {
         goto fallback;
     }
     if (kwnames != NULL) {

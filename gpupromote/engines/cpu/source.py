@@ -112,10 +112,17 @@ def _body(kernel, index: str, indent: str) -> list[str]:
     else:
         stored = names[kernel.value]
     lines.append(f"{indent}out[{index}] = {stored}")
-    for k, check in enumerate(kernel.checks):
-        lines.append(f"{indent}if {names[check.cond]}:")
-        lines.append(f"{indent}    flags[{k}] = 1")
+    # why: each check ORed into a local and stored once after the loop (_flag_lines): a conditional
+    # store inside the loop keeps LLVM from vectorizing it
+    lines += [f"{indent}c{k} |= {names[check.cond]}" for k, check in enumerate(kernel.checks)]
     return lines
+
+
+def _flag_lines(kernel, where: str) -> list[str]:
+    """The check accumulators: cleared before the loops (``where`` "before"), stored after them."""
+    if where == "before":
+        return [f"    c{k} = False" for k in range(len(kernel.checks))]
+    return [line for k in range(len(kernel.checks)) for line in (f"    if c{k}:", f"        flags[{k}] = 1")]
 
 
 def source(kernel) -> str:
@@ -145,16 +152,19 @@ def source(kernel) -> str:
         "",
         "@_jit",
         f"def flat({params}):",
+        *_flag_lines(kernel, "before"),
         "    for i in range(out.shape[0]):",
         *_body(kernel, "i", "        "),
+        *_flag_lines(kernel, "after"),
     ]
     for nd in range(1, MAX_STRIDED_NDIM + 1):
         idx = ", ".join(f"i{d}" for d in range(nd))
         # Not decorated here: _Compiled.strided() jits it on first use (a cheaper module import).
-        lines += ["", "", f"def strided{nd}({params}):"]
+        lines += ["", "", f"def strided{nd}({params}):", *_flag_lines(kernel, "before")]
         for d in range(nd):
             lines.append(f"{'    ' * (d + 1)}for i{d} in range(out.shape[{d}]):")
         lines += _body(kernel, idx, "    " * (nd + 1))
+        lines += _flag_lines(kernel, "after")
     if not kernel.checks:
         lines += _native_lines(kernel)
     return "\n".join(lines) + "\n"
