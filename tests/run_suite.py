@@ -26,14 +26,14 @@ _FUSE = sorted(str(p.relative_to(ROOT)) for pattern in ("test_fuse*.py", "test_r
 
 # (name, pytest arguments): the longest first, so that the two lanes end close together
 GROUPS = [
-    ("fuse-fuzz", _FUSE),
-    ("dispatch", ["tests/dispatch", *(f"--ignore={p}" for p in _FUSE)]),
     ("hostcuda", ["tests/hostcuda"]),
     ("engines", ["tests/engines"]),
-    ("oracle-cpu", ["tests/oracle/test_cpu_oracle.py"]),
+    ("fuse-fuzz", _FUSE),
+    ("dispatch", ["tests/dispatch", *(f"--ignore={p}" for p in _FUSE)]),
     ("oracle", ["tests/oracle", "--ignore=tests/oracle/test_cpu_oracle.py"]),
-    ("kernel", ["tests/kernel"]),
     ("rest", ["tests"] + [f"--ignore=tests/{d}" for d in ("oracle", "engines", "hostcuda", "dispatch", "kernel")]),
+    ("oracle-cpu", ["tests/oracle/test_cpu_oracle.py"]),
+    ("kernel", ["tests/kernel"]),
 ]
 
 
