@@ -54,7 +54,8 @@ def main(argv: list[str]) -> int:
             name, args = pending.pop(0)
             log = logs / f"{name}.log"
             with open(log, "w") as out:
-                proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", *args, *argv], cwd=ROOT,
+                # --durations: each log ends with its slowest tests, where a longer run shows first
+                proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "--durations=15", *args, *argv], cwd=ROOT,
                                         stdout=out, stderr=subprocess.STDOUT)
             running[proc.pid] = (name, log, time.perf_counter())
         pid, status, usage = os.wait4(-1, 0)
