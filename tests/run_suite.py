@@ -24,10 +24,16 @@ ROOT = Path(__file__).resolve().parent.parent
 _FUSE = sorted(str(p.relative_to(ROOT)) for pattern in ("test_fuse*.py", "test_reduce_fused.py", "test_fuzz.py")
                for p in (ROOT / "tests" / "dispatch").glob(pattern))
 
+# the CUDA engine's source and NVRTC tests and the kernel caches' tests, apart from the CPU engine's
+# values (together they reached 3 GB on a cold cache)
+_ENGINE_TOOLS = sorted(str(p.relative_to(ROOT)) for pattern in ("test_cuda_*.py", "test_nvrtc*.py", "test_cache*.py")
+                       for p in (ROOT / "tests" / "engines").glob(pattern))
+
 # (name, pytest arguments): the longest first, so that the two lanes end close together
 GROUPS = [
     ("hostcuda", ["tests/hostcuda"]),
-    ("engines", ["tests/engines"]),
+    ("engines", ["tests/engines", *(f"--ignore={p}" for p in _ENGINE_TOOLS)]),
+    ("engines-cuda-cache", _ENGINE_TOOLS),
     ("fuse-fuzz", _FUSE),
     ("dispatch", ["tests/dispatch", *(f"--ignore={p}" for p in _FUSE)]),
     ("oracle", ["tests/oracle", "--ignore=tests/oracle/test_cpu_oracle.py"]),
