@@ -19,9 +19,10 @@ $(ORACLE): $(STAMP)
 	$(PY) -m pip install -q torch==2.13.0 jax jaxlib || echo "oracle frameworks unavailable: oracle tests will skip"
 	touch $(ORACLE)
 
-# The suite runs as nine pytest processes, two at a time (tests/run_suite.py: why, and what it prints),
+# The suite runs as ten pytest processes, two at a time (tests/run_suite.py: why, and what it prints),
 # so that no process holds every tier's memory (the kernels a process compiles stay until it exits):
-# the host CUDA tier, the CPU engine, the CUDA sources with NVRTC and the caches, gp.fuse with the fuzz, the rest of the dispatcher,
+# the host CUDA tier, the CPU engine (op sweeps; specials, reductions and math helpers), the CUDA
+# sources with NVRTC and the caches, gp.fuse with the fuzz, the rest of the dispatcher,
 # the CPU engine against torch and jax, the other oracle tests, the kernel description (the owned math
 # library), and everything else (a folder added to tests/ runs there). Combinatorial sweeps run their
 # lean tier (tests/support/tier.py): `GP_TEST_TIER=full make test` runs every case. Nothing here needs
