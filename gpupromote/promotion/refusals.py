@@ -21,9 +21,14 @@ from ..core.kinds import Form
 from ..core.ops import OPS, PYTHON_OPERATORS, default_form
 from .plan import PY_KIND_NAMES, Operand
 
-__all__ = ["ScalarRefusals", "NO_REFUSALS", "form_of", "check", "described"]
+__all__ = ["ScalarRefusals", "NO_REFUSALS", "FIRST", "EITHER", "form_of", "check", "described"]
 
 _ORDINALS = ("first", "second", "third")
+
+# the refusals the policies' tables spell most: a Python scalar of any kind refused as the first operand,
+# or in either place
+FIRST = {0: "bifc"}
+EITHER = {0: "bifc", 1: "bifc"}
 _SCALAR_KINDS = "bifc"
 
 

@@ -25,7 +25,7 @@ the op whose rule decides their dtype.
 from ...core import dtypes as D
 from ..lattice import PairTable, parse_grid
 from ...core.kinds import PromotionKind
-from ..refusals import ScalarRefusals
+from ..refusals import EITHER, FIRST, ScalarRefusals
 from ..rules.paddle import TO_TENSOR, PaddleRules
 from ..rules.paddle import TensorRoute as T
 from ..rules.paddle import ZeroDimRoute as Z
@@ -174,29 +174,28 @@ ROUTES = {
 # though Paddle may refuse them too (paddle.greater_equal(x, 1), x | 1); where Paddle refuses a
 # scalar with another error (paddle.atan2, paddle.hypot: AttributeError / "must be tensor type"),
 # ROUTES says so (their scalars column is None).
-_FIRST, _EITHER = {0: "bifc"}, {0: "bifc", 1: "bifc"}
 SCALAR_REFUSALS = ScalarRefusals(to_tensor="paddle.to_tensor", table={
     # (form, op)                        (called as,                    refused: position -> Python scalar kinds)
-    ("function", "add"):                ("paddle.add",                 _EITHER),
-    ("function", "subtract"):           ("paddle.subtract",            _EITHER),
-    ("function", "multiply"):           ("paddle.multiply",            _EITHER),
-    ("function", "true_divide"):        ("paddle.divide",              _EITHER),
-    ("function", "floor_divide"):       ("paddle.floor_divide",        _FIRST),
+    ("function", "add"):                ("paddle.add",                 EITHER),
+    ("function", "subtract"):           ("paddle.subtract",            EITHER),
+    ("function", "multiply"):           ("paddle.multiply",            EITHER),
+    ("function", "true_divide"):        ("paddle.divide",              EITHER),
+    ("function", "floor_divide"):       ("paddle.floor_divide",        FIRST),
     ("function", "remainder"):          ("paddle.remainder",           {0: "bifc", 1: "c"}),
-    ("function", "power"):              ("paddle.pow",                 _FIRST),
-    ("function", "maximum"):            ("paddle.maximum",             _EITHER),
-    ("function", "minimum"):            ("paddle.minimum",             _EITHER),
-    ("function", "fmax"):               ("paddle.fmax",                _EITHER),
-    ("function", "fmin"):               ("paddle.fmin",                _EITHER),
-    ("function", "equal"):              ("paddle.equal",               _FIRST),
-    ("function", "less"):               ("paddle.less",                _EITHER),
-    ("function", "logical_and"):        ("paddle.logical_and",         _EITHER),
-    ("function", "logical_xor"):        ("paddle.logical_xor",         _EITHER),
-    ("function", "bitwise_and"):        ("paddle.bitwise_and",         _EITHER),
-    ("function", "bitwise_or"):         ("paddle.bitwise_or",          _EITHER),
-    ("function", "left_shift"):         ("paddle.bitwise_left_shift",  _EITHER),
-    ("function", "logaddexp"):          ("paddle.logaddexp",           _EITHER),
-    ("function", "nextafter"):          ("paddle.nextafter",           _EITHER),
+    ("function", "power"):              ("paddle.pow",                 FIRST),
+    ("function", "maximum"):            ("paddle.maximum",             EITHER),
+    ("function", "minimum"):            ("paddle.minimum",             EITHER),
+    ("function", "fmax"):               ("paddle.fmax",                EITHER),
+    ("function", "fmin"):               ("paddle.fmin",                EITHER),
+    ("function", "equal"):              ("paddle.equal",               FIRST),
+    ("function", "less"):               ("paddle.less",                EITHER),
+    ("function", "logical_and"):        ("paddle.logical_and",         EITHER),
+    ("function", "logical_xor"):        ("paddle.logical_xor",         EITHER),
+    ("function", "bitwise_and"):        ("paddle.bitwise_and",         EITHER),
+    ("function", "bitwise_or"):         ("paddle.bitwise_or",          EITHER),
+    ("function", "left_shift"):         ("paddle.bitwise_left_shift",  EITHER),
+    ("function", "logaddexp"):          ("paddle.logaddexp",           EITHER),
+    ("function", "nextafter"):          ("paddle.nextafter",           EITHER),
     ("operator", "bitwise_and"):        ("&",                          {1: "bifc"}),
 })
 

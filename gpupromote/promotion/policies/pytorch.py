@@ -10,7 +10,7 @@ from dataclasses import replace
 from ...core import dtypes as D
 from ..lattice import PairTable, parse_grid
 from ...core.kinds import PromotionKind
-from ..refusals import ScalarRefusals
+from ..refusals import EITHER, FIRST, ScalarRefusals
 from ..rules.pytorch import TorchRules
 from . import Policy
 
@@ -69,28 +69,27 @@ _ACCEPTS = {"logaddexp": "fc", "sign": "buif", "conj": "buifc", "sigmoid": "buif
 # torch.where's x and y) takes them all. A 0-d tensor is never refused.
 # Note: torch refuses numpy scalars (np.float64(2.0)) in the same places; gpupromote takes a numpy
 # scalar as the 0-d array it stands for (torch.as_tensor makes one of it), so it refuses Python scalars only.
-_FIRST, _EITHER = {0: "bifc"}, {0: "bifc", 1: "bifc"}
 SCALAR_REFUSALS = ScalarRefusals(to_tensor="torch.tensor", table={
     # (form, op)                        (called as,           refused: position -> Python scalar kinds)
-    ("function", "fmod"):               ("torch.fmod",        _FIRST),
-    ("function", "maximum"):            ("torch.maximum",     _EITHER),
-    ("function", "minimum"):            ("torch.minimum",     _EITHER),
-    ("function", "fmax"):               ("torch.fmax",        _EITHER),
-    ("function", "fmin"):               ("torch.fmin",        _EITHER),
-    ("function", "equal"):              ("torch.eq",          _FIRST),
-    ("function", "not_equal"):          ("torch.ne",          _FIRST),
-    ("function", "less"):               ("torch.lt",          _FIRST),
-    ("function", "less_equal"):         ("torch.le",          _FIRST),
-    ("function", "greater"):            ("torch.gt",          _FIRST),
-    ("function", "greater_equal"):      ("torch.ge",          _FIRST),
-    ("function", "logical_and"):        ("torch.logical_and", _EITHER),
-    ("function", "logical_or"):         ("torch.logical_or",  _EITHER),
-    ("function", "logical_xor"):        ("torch.logical_xor", _EITHER),
-    ("function", "arctan2"):            ("torch.atan2",       _EITHER),
-    ("function", "hypot"):              ("torch.hypot",       _EITHER),
-    ("function", "copysign"):           ("torch.copysign",    _FIRST),
-    ("function", "logaddexp"):          ("torch.logaddexp",   _EITHER),
-    ("function", "nextafter"):          ("torch.nextafter",   _EITHER),
+    ("function", "fmod"):               ("torch.fmod",        FIRST),
+    ("function", "maximum"):            ("torch.maximum",     EITHER),
+    ("function", "minimum"):            ("torch.minimum",     EITHER),
+    ("function", "fmax"):               ("torch.fmax",        EITHER),
+    ("function", "fmin"):               ("torch.fmin",        EITHER),
+    ("function", "equal"):              ("torch.eq",          FIRST),
+    ("function", "not_equal"):          ("torch.ne",          FIRST),
+    ("function", "less"):               ("torch.lt",          FIRST),
+    ("function", "less_equal"):         ("torch.le",          FIRST),
+    ("function", "greater"):            ("torch.gt",          FIRST),
+    ("function", "greater_equal"):      ("torch.ge",          FIRST),
+    ("function", "logical_and"):        ("torch.logical_and", EITHER),
+    ("function", "logical_or"):         ("torch.logical_or",  EITHER),
+    ("function", "logical_xor"):        ("torch.logical_xor", EITHER),
+    ("function", "arctan2"):            ("torch.atan2",       EITHER),
+    ("function", "hypot"):              ("torch.hypot",       EITHER),
+    ("function", "copysign"):           ("torch.copysign",    FIRST),
+    ("function", "logaddexp"):          ("torch.logaddexp",   EITHER),
+    ("function", "nextafter"):          ("torch.nextafter",   EITHER),
 })
 
 TORCH = Policy(
