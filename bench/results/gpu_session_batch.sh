@@ -1,0 +1,21 @@
+#!/bin/sh
+# One lease, one command: everything that awaits a GPU, most wanted first, each step under its own
+# `timeout -k` so an overrun leaves the others' results (bench/results/README.md). Writes into $OUT:
+#   build.txt            the compiled dispatcher's build
+#   u/                   gpu_unary_batch.sh: owned math check, unary timing, unary/clip/astype sweep
+#   gpu-other.txt        every `gpu` test but the engine sweep: reductions, sanitizer, gp.compare, interop, Dask
+#   bench.txt, $TAG-<date>.md/.json  bench/bench_gpu.py without the unary rows
+# Times (seconds): GP_T_MATH 60, GP_T_OTHER 110, GP_T_BENCH 45 (unary), GP_T_SWEEP 130, GP_T_MAIN 100.
+export PYTHONPATH=. PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/gp-out}; mkdir -p "$OUT/u"; D=$(date -u +%F); TAG=${GP_GPU_TAG:-gpu}
+python3 setup.py -q build_ext --inplace > "$OUT/build.txt" 2>&1; echo "build rc=$?" >> "$OUT/build.txt"
+python3 -c "import cupy, torch, numba, sys; print(sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'numba', numba.__version__, 'runtime', cupy.cuda.runtime.runtimeGetVersion(), 'driver', cupy.cuda.runtime.driverGetVersion())" >> "$OUT/build.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$OUT/build.txt" 2>&1
+OUT="$OUT/u" GP_STEPS=math GP_T_MATH=${GP_T_MATH:-60} sh bench/results/gpu_unary_batch.sh > /dev/null 2>&1
+timeout -k 5 -s INT ${GP_T_OTHER:-110} python3 -m pytest tests -m gpu -q -p no:cacheprovider -rfE \
+  --ignore=tests/gpu/test_gpu_engine.py > "$OUT/gpu-other.txt" 2>&1; echo "other rc=$?" >> "$OUT/gpu-other.txt"
+OUT="$OUT/u" GP_STEPS="bench sweep" GP_T_BENCH=${GP_T_BENCH:-45} GP_T_SWEEP=${GP_T_SWEEP:-130} sh bench/results/gpu_unary_batch.sh > /dev/null 2>&1
+GP_BENCH_RESULTS="$OUT/$TAG-$D.md" GP_BENCH_COMMAND="PYTHONPATH=. python3 -m pytest bench/bench_gpu.py -m gpu -k 'not unary' -s" \
+  timeout -k 5 -s INT ${GP_T_MAIN:-100} python3 -m pytest bench/bench_gpu.py -m gpu -k "not unary" -s -q -p no:cacheprovider \
+  > "$OUT/bench.txt" 2>&1; echo "bench rc=$?" >> "$OUT/bench.txt"
+tail -n 3 "$OUT/build.txt" "$OUT/u/gpu_check.txt" "$OUT/gpu-other.txt" "$OUT/u/bench.txt" "$OUT/u/gpu-tests.txt" "$OUT/bench.txt"
