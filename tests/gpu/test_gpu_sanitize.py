@@ -15,12 +15,12 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU, reason=f"needs a CUDA
 
 
 def _on_device(operands):
-    import cupy as cp
-    return [cp.asarray(o) if isinstance(o, np.ndarray) else o for o in operands]
+    # gp.asarray, not cupy.asarray: CuPy has no float8 / bfloat16 dtypes, gp.Array carries them
+    return [gp.asarray(o, device="cuda") if isinstance(o, np.ndarray) else o for o in operands]
 
 
 def _host(x):
-    return x.get() if hasattr(x, "get") else np.asarray(x)
+    return x.numpy() if isinstance(x, gp.Array) else x.get() if hasattr(x, "get") else np.asarray(x)
 
 
 def _fields(r):
