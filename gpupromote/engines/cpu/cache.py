@@ -26,16 +26,21 @@ Faults (``_CheckedCache``, installed on each of our dispatchers in place of Numb
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import inspect
+import itertools
 import os
+import pickle
+import secrets
 import sys
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 from numba.core import config
+from numba.core.bytecode import FunctionIdentity
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 from numba.core.caching import CacheImpl as _NumbaCacheImpl
 
@@ -96,6 +101,15 @@ def cache_tag(modules=KERNEL_MODULES) -> str:
         h.update(name.encode() + b"\0" + _module_source(name) + b"\0")
     return h.hexdigest()[:20]
 
+
+# Note: Numba's function ids count from 1 in every process, and the id is part of each compiled
+# function's symbol (an ABI tag ``v<id>``). Two processes that compile two helpers of one qualname
+# with different closures (owned_math's narrow-rounding lambdas for cos and for tan, say) give them
+# the same symbol; a third process that loads both kernels from the disk cache links both calls to
+# whichever body it loaded first, and tan(bfloat16) returns cosines (numba/numba#10486; found on an
+# H100, reproduced with two processes run one after the other: tests/engines/test_cache_processes.py).
+# Ids here start at a random 96-bit offset per process, so symbols never repeat across processes.
+FunctionIdentity._unique_ids = itertools.count(secrets.randbits(96) + 1)
 
 CACHE_ROOT = default_root()
 TAG = cache_tag()
@@ -173,6 +187,43 @@ class _Impl(CompileResultCacheImpl):
     _locator_classes = [_Locator]
 
 
+@contextlib.contextmanager
+def _locked(path: str):
+    """An exclusive lock on ``path`` (created if missing) across processes; a no-op where the
+    platform or the folder offers none (a lost index update only costs a later compile)."""
+    try:
+        import fcntl
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)   # closing releases the lock
+
+
+class _SharedCacheFile(IndexDataCacheFile):
+    """Numba's index (.nbi) and data (.nbc) files, safe when several processes save at once.
+
+    Numba names a new data file by the first number its index does not use yet, so two processes
+    that compile two signatures of one function at once both write ``<base>.1.nbc``, and the index
+    that survives can name the other signature's machine code: a later process then runs it on the
+    wrong types. (Found on an H100: 15 CPU-reference workers filled a cold cache, and the next run
+    read wrong float16 exp, log, sin, ... from it; tests/engines/test_cache_processes.py makes it
+    happen on any machine.) Here a data file is named by a digest of its key and holds the key,
+    checked on load, and the index is re-read and updated under a lock."""
+
+    def save(self, key, data):
+        name = f"{self._index_name[:-4]}.{hashlib.sha1(pickle.dumps(key, protocol=4)).hexdigest()[:16]}.nbc"
+        self._save_data(name, (key, data))      # first the data: an index entry never names a missing file
+        with _locked(self._index_path + ".lock"):
+            overloads = self._load_index()
+            overloads[key] = name
+            self._save_index(overloads)
+
+
 class _CheckedCache(FunctionCache):
     """Numba's function cache, reading from every folder of the claim and writing to the writable
     one; a damaged or unreadable file is dropped (one CacheWarning naming it) and the function is
@@ -186,8 +237,8 @@ class _CheckedCache(FunctionCache):
         read_dirs, write_dir = _claim(py_file)
         stamp = _Locator.source_stamp(py_file)
         base = self._impl.filename_base
-        self._read_files = [IndexDataCacheFile(str(d), base, stamp) for d in read_dirs]
-        self._write_file = IndexDataCacheFile(str(write_dir), base, stamp)
+        self._read_files = [_SharedCacheFile(str(d), base, stamp) for d in read_dirs]
+        self._write_file = _SharedCacheFile(str(write_dir), base, stamp)
 
     def load_overload(self, sig, target_context):
         if not self._enabled:
@@ -218,6 +269,10 @@ class _CheckedCache(FunctionCache):
         except Exception as exc:  # noqa: BLE001 - truncated or garbage data file, unreadable file
             drop_damaged(data, exc)
             return None
+        if not (isinstance(payload, tuple) and len(payload) == 2 and payload[0] == key):
+            drop_damaged(data, "it holds the machine code of another signature")
+            return None
+        payload = payload[1]
         try:
             return self._impl.rebuild(target_context, payload)
         except Exception as exc:  # noqa: BLE001 - a payload Numba cannot rebuild is as good as damaged
