@@ -341,8 +341,9 @@ def _make_entry(op, args, policy, out):
     kernel = native(plan) if native is not None else None
     if kernel is None:
         return None
+    max_n = backend.native_max_n(plan)
     return _fastpath.Entry(kernel.address, kernel, plan.result.numpy, backend.alloc, backend.pool_min_bytes,
-                           tuple(folds), bounds, *stores)
+                           tuple(folds), bounds, *stores, **({} if max_n is None else {"max_n": max_n}))
 
 
 # The C type of the kernel parameter a folded scalar's carrier (fastpath/fastpath.h's Slot) fills, per

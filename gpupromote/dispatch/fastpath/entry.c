@@ -90,11 +90,12 @@ entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     PyObject *keep, *result, *alloc, *folds, *bounds, *launch = Py_None;
     Py_ssize_t pool_min;
     int out_ok, inplace_ok;
+    long long max_n = LLONG_MAX;
     static char *names[] = {"address", "keep", "result", "alloc", "pool_min", "folds", "bounds", "out_ok",
-                            "inplace_ok", "launch", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KOO!OnO!O!pp|O:Entry", names, &address, &keep,
+                            "inplace_ok", "launch", "max_n", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KOO!OnO!O!pp|OL:Entry", names, &address, &keep,
                                      &PyArrayDescr_Type, &result, &alloc, &pool_min, &PyTuple_Type, &folds,
-                                     &PyTuple_Type, &bounds, &out_ok, &inplace_ok, &launch)) {
+                                     &PyTuple_Type, &bounds, &out_ok, &inplace_ok, &launch, &max_n)) {
         return NULL;
     }
     Py_ssize_t nin = PyTuple_GET_SIZE(folds), nb = PyTuple_GET_SIZE(bounds);
@@ -114,6 +115,7 @@ entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     e->nin = (int)nin;
     e->out_ok = out_ok;
     e->inplace_ok = inplace_ok;
+    e->max_n = max_n;
     for (int i = 0; i < nin; i++) {
         PyObject *f = PyTuple_GET_ITEM(folds, i);
         if (f == Py_None) {
@@ -166,7 +168,7 @@ PyTypeObject gp_EntryType = {
     .tp_basicsize = sizeof(EntryObject),
     .tp_dealloc = (destructor)entry_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok, launch=None)\n--\n\n"
+    .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok, launch=None, max_n=LLONG_MAX)\n--\n\n"
               "How the compiled dispatcher runs the calls of one key (opfunctions._make_entry makes it):\n"
               "through a CPU kernel's C address, or (address 0) a CUDA kernel's launch.",
     .tp_new = entry_new,
@@ -274,6 +276,9 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     int ndim = PyArray_NDIM(first);
     npy_intp *dims = PyArray_DIMS(first);
     int64_t n = PyArray_SIZE(first);
+    if (n > e->max_n) {
+        return NULL;   /* a tabulated kernel's long call: the Python path gathers from its table */
+    }
     PyObject *result;
     if (out != Py_None) {
         PyArrayObject *o = (PyArrayObject *)out;

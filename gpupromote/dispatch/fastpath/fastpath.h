@@ -144,6 +144,7 @@ typedef struct {
     int bints[GP_MAX_IN];      /* both bounds are ints: an int operand is compared in C */
     PyObject *blo_obj[GP_MAX_IN], *bhi_obj[GP_MAX_IN];
     int out_ok, inplace_ok;
+    long long max_n;           /* calls of more elements decline: the Python path has a faster way (a table) */
     /* The CUDA engine's entries (launch != NULL; fn is then NULL): the contiguous kernel, entered
      * through the driver's cuLaunchKernel with CuPy's handles. */
     gp_cu_launch launch;

@@ -131,7 +131,11 @@ def _fast_runner(plan, converters):
                 if vo is not None:
                     o = o.view(vo)
                 try:
-                    flat_call(flat, (x, conv(s)) if arr_first else (conv(s), x), o)
+                    kargs = (x, conv(s)) if arr_first else (conv(s), x)
+                    if k.table_min is not None and o.shape[0] >= k.table_min:
+                        k._gather(kargs, o, plan)   # a narrow operand through the math library: its table
+                    else:
+                        flat_call(flat, kargs, o)
                 except numba_errors.NumbaError as exc:
                     raise no_kernel(k.kernel, plan, exc) from None
                 return out
@@ -190,6 +194,13 @@ class _CpuBackend:
             return kernel_for(plan).native()
         except numba_errors.NumbaError:
             return None
+
+    @staticmethod
+    def native_max_n(plan):
+        """The most elements the compiled dispatcher should run through ``native``; None: no limit.
+        A tabulated kernel's longer calls are faster by table lookup on the Python path (tables.py)."""
+        first = kernel_for(plan).table_min
+        return None if first is None else first - 1
 
     alloc = staticmethod(alloc)
     pool_min_bytes = POOL_MIN_BYTES

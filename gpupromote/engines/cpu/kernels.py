@@ -8,6 +8,7 @@ cache (``kernel_for``) and the disk cache's files (``_numba_cache``).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import linecache
@@ -21,6 +22,7 @@ from numba import cfunc, types as _nbtypes
 from numba.core import errors as numba_errors
 
 from ...kernel import ir
+from . import tables as _tables
 from . import threads as _cpu_threads
 from ..disk_cache import drop_damaged, warn_once, why_unwritable, write_error
 from .cache import KERNEL_DIR, READ_DIRS, WRITE_DIR, cached_cfunc, claim_dir
@@ -181,6 +183,13 @@ class _Compiled:
         self.nflags = len(kernel.checks)
         self._native = None
         self._lock = threading.Lock()
+        # one narrow operand and a call to the owned math: long calls gather from a table (tables.py)
+        a = kernel.arrays[0] if len(kernel.arrays) == 1 else None
+        storage = None if a is None else np.dtype(self.views[a] or kernel.params[a].dtype.numpy)
+        self.table_bits = _tables.table_bits(kernel, storage)
+        self.table_min = None if self.table_bits is None else _tables.min_elements(self.table_bits)
+        self._tables = None if self.table_bits is None else _tables.Tables(
+            self.flat, self.table_bits, a, storage, np.dtype(self.out_view or kernel.out.numpy))
 
     def strided(self, ndim):
         fn = self._strided.get(ndim)
@@ -232,10 +241,14 @@ class _Compiled:
         arrays = [args[i] for i in self.arrays]
         if all(a.shape == shape for a in arrays):
             if o.ndim == 1:
+                if self.table_min is not None and o.shape[0] >= self.table_min:
+                    return self._gather(args, o, context)
                 return _launch(self, self.flat, args, o, tail, context)
             if all(a.flags.c_contiguous for a in arrays) and o.flags.c_contiguous:
                 for i in self.arrays:
                     args[i] = args[i].reshape(-1)
+                if self.table_min is not None and o.size >= self.table_min:
+                    return self._gather(args, o.reshape(-1), context)
                 return _launch(self, self.flat, args, o.reshape(-1), tail, context)
         if o.size == 1:   # why: also (1, 1) from broadcast operands, which _coalesce would make 0-d
             for i in self.arrays:
@@ -253,6 +266,17 @@ class _Compiled:
             for i in self.arrays:
                 sub[i] = args[i][idx]
             _launch(self, fn, sub, o[idx], tail, context)
+
+
+    def _gather(self, args, out, context):
+        """out = the kernel of args (its array 1-d, out's length), by table lookup."""
+        try:
+            with self._lock:
+                table = self._tables.get(args)
+        except numba_errors.NumbaError as exc:
+            raise no_kernel(self.kernel, context, exc) from None
+        index = args[self._tables.position].view(np.uint8 if self.table_bits == 8 else np.uint16)
+        return _launch(self, functools.partial(_tables.gather, table), [index], out, (), context)
 
 
 def _launch(compiled, fn, args, out, tail, context):
