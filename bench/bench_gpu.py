@@ -22,7 +22,10 @@ What is measured, all in one run on the same data:
 * unary (issue 23): gp.exp, gp.tanh, gp.sigmoid and the fused tanh-form GELU on float32 and float16,
   N = GP_BENCH_UNARY_N (10^7), against CuPy's own (cupy.exp, cupy.tanh, eager 1 / (1 + exp(-x)),
   the eager GELU) and torch's (torch.exp, torch.tanh, torch.sigmoid,
-  torch.nn.functional.gelu(approximate="tanh")) on the same memory; ``-k unary`` runs these alone.
+  torch.nn.functional.gelu(approximate="tanh")) on the same memory; ``-k unary`` runs these alone;
+* reductions (issue 24): gp.sum of 10^7 float32 and float16 (torch's rules: float32 accumulation),
+  the fused gp.sum(x * y) and a fused row softmax of 4096 x 1024 float32 against CuPy's eager forms
+  and torch.sum / torch.softmax; ``-k reduce`` runs these alone.
 
 With GP_BENCH_RESULTS=path.md the tables, the acceptance checks of issue 4 and the device, driver,
 date and command are written there (and the raw numbers to path.json). GP_BENCH_STRICT=1 makes a
@@ -72,7 +75,7 @@ except Exception:  # torch is optional: its columns are left empty
 SIZES = [int(s) for s in os.environ.get("GP_BENCH_SIZES", f"{2**26},{2**28}").split(",")]
 REPEAT = int(os.environ.get("GP_BENCH_REPEAT", "30"))
 UNARY_N = int(os.environ.get("GP_BENCH_UNARY_N", str(10**7)))
-RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "fuse": [], "unary": [], "checks": []}
+RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "fuse": [], "unary": [], "reduce": [], "checks": []}
 
 
 def _median_gpu_ms(fn, args=(), n_repeat=REPEAT):
@@ -211,6 +214,13 @@ def _markdown(meta):
                   f"{_fmt(r['torch_ms'], 3)} | {_fmt(r['vs_cupy'], 2)}x | {_fmt(r['vs_torch'], 2)}x | "
                   f"{_pct(r['equal_cupy'])} | {_pct(r['equal_torch'])} |"
                   for r in RESULTS["unary"]]
+    if RESULTS["reduce"]:
+        lines += ["", "## Reductions (median of CUDA-event timings; GB/s: bytes read)", "",
+                  "| case | dtype | shape | gp ms | gp GB/s | cupy ms | torch ms | vs cupy | vs torch |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['case']} | {r['dtype']} | {r['shape']} | {_fmt(r['gp_ms'], 3)} | {_fmt(r['gp_gbs'])} | "
+                  f"{_fmt(r['cupy_ms'], 3)} | {_fmt(r['torch_ms'], 3)} | {_fmt(r['vs_cupy'], 2)}x | "
+                  f"{_fmt(r['vs_torch'], 2)}x |" for r in RESULTS["reduce"]]
     lines += ["", "## Acceptance checks (issues 4 and 9)", "", "| check | value | limit | ok |", "|---|---|---|---|"]
     lines += [f"| {c['check']} | {_fmt(c['value'], 2)}{c['unit']} | {c['limit']}{c['unit']} | "
               f"{'yes' if c['ok'] else '**no**'} |" for c in RESULTS["checks"]]
@@ -474,3 +484,57 @@ def test_unary(fn, dtype):
     RESULTS["unary"].append(row)
     print(f"\nunary {fn} {dtype} n={n}: gp {gp_ms:.4f} ms ({100 * row['gp_gbs'] / row['copy_gbs']:.0f}% of copy), "
           f"cupy {cupy_ms:.4f} ms, torch {_fmt(torch_ms, 4)} ms")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions (issue 24): a whole-array sum, a fused sum of a product, a fused row softmax
+
+def _softmax_gp(x):
+    e = gp.exp(x - gp.max(x, axis=-1, keepdims=True))
+    return e / gp.sum(e, axis=-1, keepdims=True)
+
+
+def _softmax_cupy(x):
+    e = cp.exp(x - cp.max(x, axis=-1, keepdims=True))
+    return e / cp.sum(e, axis=-1, keepdims=True)
+
+
+_REDUCE_FUSED = {}
+
+
+def _reduce_fns(case):
+    """(gp, cupy, torch) callables of one row, each taking the row's operands."""
+    if case == "sum":
+        return (lambda x: gp.sum(x, policy="torch"), cp.sum, torch and torch.sum)
+    if case == "sum(x*y)":
+        f = _REDUCE_FUSED.setdefault(case, gp.fuse(lambda a, b: gp.sum(a * b), policy="torch"))
+        return f, (lambda a, b: cp.sum(a * b)), torch and (lambda a, b: torch.sum(a * b))
+    f = _REDUCE_FUSED.setdefault(case, gp.fuse(_softmax_gp, policy="torch"))
+    return f, _softmax_cupy, torch and (lambda t: torch.softmax(t, dim=-1))
+
+
+REDUCE_CASES = [("sum", "float32", (UNARY_N,)), ("sum", "float16", (UNARY_N,)),
+                ("sum(x*y)", "float32", (UNARY_N,)), ("softmax rows", "float32", (4096, 1024))]
+
+
+@pytest.mark.parametrize("case, dtype, shape", REDUCE_CASES, ids=[f"reduce-{c}-{d}" for c, d, _ in REDUCE_CASES])
+def test_reduce(case, dtype, shape):
+    rng = cp.random.default_rng(11)
+    args = [rng.standard_normal(shape, dtype=cp.float32).astype(dtype) for _ in range(2 if case == "sum(x*y)" else 1)]
+    gpf, cpf, tf = _reduce_fns(case)
+    gpf(*args)
+    gp_ms = _median_gpu_ms(lambda: gpf(*args))
+    cupy_ms = _median_gpu_ms(lambda: cpf(*args))
+    torch_ms = None
+    if tf:
+        try:
+            targs = [_torch_view(a) for a in args]
+            torch_ms = _median_gpu_ms(lambda: tf(*targs))
+        except Exception as exc:  # noqa: BLE001
+            print(f"\ntorch {case} {dtype}: {type(exc).__name__}: {str(exc)[:200]}")
+    nbytes = sum(a.nbytes for a in args)
+    row = {"case": case, "dtype": dtype, "shape": "x".join(map(str, shape)), "gp_ms": gp_ms,
+           "gp_gbs": nbytes / gp_ms / 1e6, "cupy_ms": cupy_ms, "torch_ms": torch_ms, "vs_cupy": cupy_ms / gp_ms,
+           "vs_torch": torch_ms / gp_ms if torch_ms else None}
+    RESULTS["reduce"].append(row)
+    print(f"\nreduce {case} {dtype} {row['shape']}: gp {gp_ms:.4f} ms, cupy {cupy_ms:.4f} ms, torch {_fmt(torch_ms, 4)} ms")
