@@ -80,6 +80,14 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
         return interop.call(lambda views, view_out: reduce(op, views[0], axis, keepdims, dtype, ddof, view_out,
                                                            policy), [x], out)
     name = policy or CURRENT_POLICY.get()
+    if type(x) is np.ndarray and out is None and dtype is None and ddof is None and x.size and x.flags.c_contiguous \
+            and (axis is None or type(axis) is int):
+        key = (op, x.dtype, x.ndim, axis, keepdims, name)
+        runner = _fast.get(key, _UNSET)
+        if runner is _UNSET:
+            runner = _fast[key] = _fast_runner(op, x, axis, keepdims, name)
+        if runner is not None:
+            return runner(x)
     arr, xdt = _operand(x)
     plan = reduction_plan(op, xdt, arr.ndim, dtype, name)
     if is_device(arr):
@@ -103,6 +111,56 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
 
 _plans: dict = {}
 caches.register(_plans.clear)
+
+# Calls that reduce a whole C-contiguous NumPy array, or its last axis, with the defaults (no
+# dtype=, ddof= or out=): by (op, dtype, ndim, axis, keepdims, policy), the plan, the Reduction and
+# the result's shape rule are found once, and a call reshapes, allocates and runs. gp.sum of 100
+# float32: 12.8 us a call through the general path, 3.6 us here (np.sum: 2.1 us).
+_fast: dict = {}
+caches.register(_fast.clear)
+_UNSET = object()
+
+
+def _fast_runner(op, x, axis, keepdims, policy_name):
+    """A callable (x) -> the result of ``op`` for calls keyed like this one, or None where they take
+    the general path (scans, var / std, other axes, byte-swapped or storage-less dtypes)."""
+    from ..engines.cpu import reduce as engine
+    from ..kernel.reduce import reduction_of
+    if op in _SCANS or op in ("var", "std") or not x.dtype.isnative:
+        return None
+    ndim = x.ndim
+    if axis is not None and not (ndim and axis in (ndim - 1, -1)):
+        return None
+    if axis is not None and op in _ARGS and ndim > 1:
+        return None   # argmax along the last axis of an n-d array: the general path's layout
+    try:
+        plan = reduction_plan(op, D.dtype(x.dtype), ndim, None, policy_name)
+    except Exception:  # noqa: BLE001 - the general path raises it, in its words
+        return None
+    if plan.result.numpy is None or plan.inputs[0].numpy is None:
+        return None
+    red, res_np = reduction_of(plan), plan.result.numpy
+    wrap = np.dtype(res_np) != plan.result.numpy
+    small, one_call, run = engine.ONE_CALL_MAX, engine.one_call(red), engine.run
+
+    def reduce_all(a):
+        K = a.size
+        result = np.empty(1, res_np)
+        (one_call if K <= small else lambda x2, o, k, d: run(red, [x2], o, k, d))(a.reshape(1, K), result, K, float(K))
+        return result.reshape((1,) * a.ndim if keepdims else ())
+
+    def reduce_last(a):
+        shape = a.shape
+        K = shape[-1]
+        M = a.size // K
+        result = np.empty(M, res_np)
+        if a.size <= small:
+            one_call(a.reshape(M, K), result, K, float(K))
+        else:
+            run(red, [a.reshape(M, K)], result, K, float(K))
+        return result.reshape(shape[:-1] + (1,) if keepdims else shape[:-1])
+    fn = reduce_all if axis is None or ndim == 1 else reduce_last
+    return (lambda a: Array(fn(a), plan.result)) if wrap else fn
 
 
 def reduction_plan(op, xdt, ndim, dtype, policy_name):

@@ -296,6 +296,25 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0):
     return out
 
 
+# Below this many elements run() uses one thread and one call of the rows loop (_over_rows, _long_row).
+ONE_CALL_MAX = 2 * _MIN_PER_THREAD - 1
+
+
+def one_call(red: Reduction):
+    """``call(x2, out, K, div)``: run() for one (M, K) array operand of at most ONE_CALL_MAX elements,
+    without run()'s per-call decisions (what dispatch/reduce.py's cached whole-array calls use)."""
+    c = reduction_for(red)
+    view, out_view = c.views[0], c.out_view
+
+    def call(x2, out, K, div):
+        try:
+            c.module.rows(x2 if view is None else x2.view(view), out if out_view is None else out.view(out_view),
+                          K, 0, x2.shape[0], div)
+        except numba_errors.NumbaError:
+            run(red, [x2], out, K, div)   # raises the TypeError that names the kernel
+    return call
+
+
 def _split(n: int, parts: int):
     step = -(-n // parts)
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
