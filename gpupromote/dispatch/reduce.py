@@ -91,9 +91,8 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
     arr, xdt = _operand(x)
     plan = reduction_plan(op, xdt, arr.ndim, dtype, name)
     if is_device(arr):
-        if out is not None:
-            raise TypeError(f"gp.{op}: out= on a device array is not supported yet; leave it out")
-        return _run_cuda(op, plan, arr, axis, keepdims, name, ddof)
+        result = _run_cuda(op, plan, arr, axis, keepdims, name, ddof)
+        return result if out is None else _into_device_out(op, plan, result, out)
     for d in (xdt, plan.result):
         if d.numpy is None:
             raise TypeError(f"gp.{op}: {d.name} has no numpy storage, so it has no CPU kernel")
@@ -268,6 +267,21 @@ def _run_cuda(op, plan, arr, axis, keepdims, policy_name, ddof):
     if isinstance(result, Array) or shaped.dtype != plan.result.numpy:
         return Array(shaped, plan.result)
     return shaped
+
+
+def _into_device_out(op, plan, result, out):
+    """``out`` (a device array, or a gp.Array on the device) holding ``result``, cast as NumPy's
+    out= of a reduction casts (unsafe), as the CPU path does."""
+    from ..engines import get_backend
+    target = storage_of(out)
+    if not is_device(target):
+        raise TypeError(f"gp.{op}: out is a host array ({type(out).__name__}) and x is on the device; pass a device "
+                        f"array (cupy.empty(...)) or leave out= out and copy the result")
+    src = storage_of(result)
+    if tuple(target.shape) != tuple(src.shape):
+        raise ValueError(f"gp.{op}: out has shape {tuple(target.shape)}, the result {tuple(src.shape)}")
+    get_backend("cuda").copyto(target, src, out.dtype if isinstance(out, Array) else None, plan.result)
+    return out
 
 
 def _scan(op, plan, arr, axis, engine, reduction_of):

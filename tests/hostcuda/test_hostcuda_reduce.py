@@ -178,6 +178,24 @@ def test_eager_reductions_of_device_arrays_equal_the_cpu_engine(op, dtype, polic
     assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: device {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
 
 
+@pytest.mark.parametrize("op, dtype, out_dtype, axis", [("sum", "float32", "float32", 1), ("mean", "float16", "float64", 0),
+                                                        ("argmax", "float32", "int32", None), ("max", "int8", "float32", 1)])
+def test_out_on_the_device_holds_what_the_cpu_path_writes(op, dtype, out_dtype, axis):
+    x = _data(dtype, (5, 300), 3, op)
+    want = np.zeros((5,) if axis == 1 else (300,) if axis == 0 else (), out_dtype)
+    getattr(gp, op)(x, axis=axis, out=want, policy="numpy")
+    with hostcuda.installed() as cp:
+        out = cp.zeros(want.shape, out_dtype)
+        got = getattr(gp, op)(cp.asarray(x), axis=axis, out=out, policy="numpy")
+        assert got is out
+        with pytest.raises(ValueError, match="out has shape"):
+            getattr(gp, op)(cp.asarray(x), axis=axis, out=cp.zeros((7, 7), out_dtype), policy="numpy")
+        with pytest.raises(TypeError, match="out is a host array"):
+            getattr(gp, op)(cp.asarray(x), axis=axis, out=np.zeros(want.shape, out_dtype), policy="numpy")
+        got = out.get()
+    assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: device {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
+
+
 @pytest.mark.parametrize("op, dtype, shape, axis", SWEEP, ids=[f"{o}-{d}-{'x'.join(map(str, s))}-{a}" for o, d, s, a in SWEEP])
 def test_acceptance_sweep_same_bits_as_the_cpu_engine_on_1_and_8_threads(library, op, dtype, shape, axis):
     from gpupromote.dispatch.reduce import reduction_layout
