@@ -243,9 +243,9 @@ def _run_cuda(op, plan, arr, axis, keepdims, policy_name, ddof):
     from ..engines import get_backend
     from ..engines.cuda import reduce as engine
     from ..kernel.reduce import reduction_of
-    if op in _SCANS:
-        raise TypeError(f"gp.{op}: scans of device arrays are not supported yet; copy the array to the host")
     backend = get_backend("cuda")
+    if op in _SCANS:
+        return _scan_cuda(plan, arr, axis, backend, engine, reduction_of(plan), op)
     with backend.on_device(backend.device_index(arr)) as device:
         layout = reduction_layout(arr.shape, axis, keepdims, op)
         M, K = layout.M, layout.K
@@ -267,6 +267,29 @@ def _run_cuda(op, plan, arr, axis, keepdims, policy_name, ddof):
     if isinstance(result, Array) or shaped.dtype != plan.result.numpy:
         return Array(shaped, plan.result)
     return shaped
+
+
+def _scan_cuda(plan, arr, axis, backend, engine, red, op):
+    """cumsum / cumprod of a device array along ``axis`` (None: of the flattened array), the rows
+    laid out as the CPU path lays them (_scan), so the same bits."""
+    if axis is None:
+        arr, axis = arr.reshape(-1), 0
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    (axis,) = normalize_axes(axis, arr.ndim, op)
+    order = [d for d in range(arr.ndim) if d != axis] + [axis]
+    moved = arr.transpose(order)
+    K = moved.shape[-1]
+    M = math.prod(moved.shape[:-1])
+    with backend.on_device(backend.device_index(arr)) as device:
+        result = backend.empty(moved.shape, plan.result)
+        store = storage_of(result)
+        if store.size:
+            engine.run(red, [moved.reshape(M, K)], store.reshape(M, K), K, 0.0, device.id)
+    back = store.transpose([order.index(d) for d in range(arr.ndim)])
+    if isinstance(result, Array) or back.dtype != plan.result.numpy:
+        return Array(back, plan.result)
+    return back
 
 
 def _into_device_out(op, plan, result, out):
