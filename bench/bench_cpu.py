@@ -296,10 +296,13 @@ def test_gpupromote_cold_compile_per_kernel(benchmark):
 
 
 def _evict():
+    """Forget the kernel and its module in this process, so the next use executes the module again
+    and loads its machine code from disk, as a new process does."""
     key = cpu_numba.kernel_key(_PLAN)
     kernel = _numba_kernels._kernels.pop(key, None)
     if kernel is not None:
         sys.modules.pop(kernel.module.__name__, None)
+        _numba_kernels._modules.pop(kernel.module.__name__, None)
 
 
 def _load_warm():

@@ -9,6 +9,8 @@ Rows:
     kernel reading x and y once, against np.sum(x * y) and torch.sum(x * y).
   * ``softmax rows 4096x1024 float32``: softmax over the last axis written with gp functions inside
     gp.fuse (three kernels), against the same in eager NumPy and torch.softmax(x, dim=-1).
+  * ``reduce: one call, sum of 100 float32``: the time of one small call (the cached whole-array
+    path of dispatch/reduce.py) against np.sum.
 
 Goals (issue 24): gp.sum float32 >= 0.9x np.sum and >= 85% of the run's reference bandwidth;
 float16 and bfloat16 sums >= 5x NumPy; fused sum(x*y) >= 1.5x NumPy; fused softmax >= 2x NumPy
@@ -150,3 +152,22 @@ def test_torch_softmax(benchmark):
     benchmark.group = _SOFTMAX
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(lambda: torch.softmax(t, dim=-1), **_ROUNDS)
+
+
+# --- one small call ---------------------------------------------------------------------------------
+
+_SMALL = "reduce: one call, sum of 100 float32"
+_X100 = _BASE[:100].copy()
+
+
+def test_gpupromote_sum_small(benchmark):
+    assert gp.sum(_X100) == gp.sum(_X100.reshape(10, 10)[:, :].copy())   # warm, and the cached path's answer
+    benchmark.group = _SMALL
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark(gp.sum, _X100)
+
+
+def test_numpy_sum_small(benchmark):
+    benchmark.group = _SMALL
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark(np.sum, _X100)
