@@ -108,7 +108,8 @@ def cache_tag(modules=KERNEL_MODULES) -> str:
 # with different closures (owned_math's narrow-rounding lambdas for cos and for tan, say) give them
 # the same symbol; a third process that loads both kernels from the disk cache links both calls to
 # whichever body it loaded first, and tan(bfloat16) returns cosines (numba/numba#10486; found on an
-# H100, reproduced with two processes run one after the other: tests/engines/test_cache_processes.py).
+# H100 after 15 worker processes filled a cold cache; tests/engines/test_cache_processes.py makes two
+# processes that compile the same steps before cos and tan give them one id).
 # Ids here start at a random 96-bit offset per process, so symbols never repeat across processes.
 FunctionIdentity._unique_ids = itertools.count(secrets.randbits(96) + 1)
 

@@ -37,7 +37,7 @@ def _helper(expr: str) -> str:
     return name[: -len(name.rsplit("_", 1)[1]) - 1] if name.endswith(_NARROW_SUFFIXES) else name
 
 
-def calls_math(kernel) -> bool:
+def _calls_math(kernel) -> bool:
     return any(isinstance(n, ir.Apply) and n.expr and _helper(n.expr) in _MATH for n in kernel._order)
 
 
@@ -47,7 +47,7 @@ def table_bits(kernel, storage) -> int | None:
         return None
     if storage.kind not in "iuf" or storage.itemsize > 2:
         return None   # bool: two values, nothing to gain
-    return 8 * storage.itemsize if calls_math(kernel) else None
+    return 8 * storage.itemsize if _calls_math(kernel) else None
 
 
 def min_elements(bits: int) -> int:
