@@ -28,7 +28,7 @@ def _gpu_available():
 GPU, _WHY = _gpu_available()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU, reason=f"needs a CUDA device and CuPy ({_WHY})")]
 
-from tests.hostcuda.test_hostcuda_reduce import CASES, DIVISOR, _bits, _data, _stages  # noqa: E402
+from tests.hostcuda.test_hostcuda_reduce import CASES, DIVISOR, EAGER, OUTS, SCANS, _bits, _data, _stages  # noqa: E402
 
 CASES = CASES + [("sum", "float32", "numpy", 1, 10**7), ("mean", "bfloat16", "torch", 64, 100_000)]
 
@@ -140,3 +140,33 @@ def _time(f):
         f()
     cp.cuda.Device().synchronize()
     return (time.perf_counter() - t) / 20
+
+
+# gp.sum ... on CuPy arrays through the eager path (dispatch/reduce.py, engines/cuda/reduce.run): the
+# host tier's cases (tests/hostcuda/test_hostcuda_reduce.py), the scans and out= included
+
+def _host(r):
+    return r.numpy() if isinstance(r, gp.Array) else r.get() if hasattr(r, "get") else np.asarray(r)
+
+
+@pytest.mark.parametrize("op, dtype, policy, shape, axis", EAGER + SCANS,
+                         ids=[f"{e[0]}-{e[1]}-{e[2]}-{e[4]}" for e in EAGER + SCANS])
+def test_eager_reductions_and_scans_of_cupy_arrays_equal_the_cpu_engine(op, dtype, policy, shape, axis):
+    import cupy as cp
+    x = _data(dtype, shape, 7, op)
+    want = _host(getattr(gp, op)(x, axis=axis, policy=policy))
+    d = gp.asarray(x, device="cuda") if dtype == "bfloat16" else cp.asarray(x)
+    got = _host(getattr(gp, op)(d, axis=axis, policy=policy))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: GPU {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
+
+
+@pytest.mark.parametrize("op, dtype, out_dtype, axis", OUTS)
+def test_out_on_the_gpu_holds_what_the_cpu_path_writes(op, dtype, out_dtype, axis):
+    import cupy as cp
+    x = _data(dtype, (5, 300), 3, op)
+    want = np.zeros((5,) if axis == 1 else (300,) if axis == 0 else (), out_dtype)
+    getattr(gp, op)(x, axis=axis, out=want, policy="numpy")
+    out = cp.zeros(want.shape, out_dtype)
+    assert getattr(gp, op)(cp.asarray(x), axis=axis, out=out, policy="numpy") is out
+    assert _bits(out.get()).tobytes() == _bits(want).tobytes()

@@ -178,11 +178,15 @@ def test_eager_reductions_of_device_arrays_equal_the_cpu_engine(op, dtype, polic
     assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: device {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
 
 
-@pytest.mark.parametrize("op, dtype, policy, shape, axis", [
-    ("cumsum", "float32", "numpy", (5, 300), 1), ("cumsum", "float16", "torch", (40, 7, 3), 0),
-    ("cumprod", "int8", "numpy", (6, 50), -1), ("cumsum", "bfloat16", "jax", (4097,), None),
-    ("cumsum", "int32", "numpy", (3, 4, 5), None), ("cumprod", "float64", "torch", (9, 11), 0)],
-    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
+SCANS = [("cumsum", "float32", "numpy", (5, 300), 1), ("cumsum", "float16", "torch", (40, 7, 3), 0),
+         ("cumprod", "int8", "numpy", (6, 50), -1), ("cumsum", "bfloat16", "jax", (4097,), None),
+         ("cumsum", "int32", "numpy", (3, 4, 5), None), ("cumprod", "float64", "torch", (9, 11), 0)]
+OUTS = [("sum", "float32", "float32", 1), ("mean", "float16", "float64", 0), ("argmax", "float32", "int32", None),
+        ("max", "int8", "float32", 1)]
+
+
+@pytest.mark.parametrize("op, dtype, policy, shape, axis", SCANS,
+                         ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
 def test_scans_of_device_arrays_equal_the_cpu_engine(op, dtype, policy, shape, axis):
     x = _data(dtype, shape, 5, op)
     want = getattr(gp, op)(x, axis=axis, policy=policy)
@@ -195,8 +199,7 @@ def test_scans_of_device_arrays_equal_the_cpu_engine(op, dtype, policy, shape, a
     assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: device {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
 
 
-@pytest.mark.parametrize("op, dtype, out_dtype, axis", [("sum", "float32", "float32", 1), ("mean", "float16", "float64", 0),
-                                                        ("argmax", "float32", "int32", None), ("max", "int8", "float32", 1)])
+@pytest.mark.parametrize("op, dtype, out_dtype, axis", OUTS)
 def test_out_on_the_device_holds_what_the_cpu_path_writes(op, dtype, out_dtype, axis):
     x = _data(dtype, (5, 300), 3, op)
     want = np.zeros((5,) if axis == 1 else (300,) if axis == 0 else (), out_dtype)
