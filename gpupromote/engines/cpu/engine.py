@@ -133,7 +133,7 @@ def _fast_runner(plan, converters):
                 try:
                     kargs = (x, conv(s)) if arr_first else (conv(s), x)
                     if k.table_min is not None and o.shape[0] >= k.table_min:
-                        k._gather(kargs, o, plan)   # a narrow operand through the math library: its table
+                        k.gather(kargs, o, plan)   # a narrow operand through the math library: its table
                     else:
                         flat_call(flat, kargs, o)
                 except numba_errors.NumbaError as exc:

@@ -242,13 +242,13 @@ class _Compiled:
         if all(a.shape == shape for a in arrays):
             if o.ndim == 1:
                 if self.table_min is not None and o.shape[0] >= self.table_min:
-                    return self._gather(args, o, context)
+                    return self.gather(args, o, context)
                 return _launch(self, self.flat, args, o, tail, context)
             if all(a.flags.c_contiguous for a in arrays) and o.flags.c_contiguous:
                 for i in self.arrays:
                     args[i] = args[i].reshape(-1)
                 if self.table_min is not None and o.size >= self.table_min:
-                    return self._gather(args, o.reshape(-1), context)
+                    return self.gather(args, o.reshape(-1), context)
                 return _launch(self, self.flat, args, o.reshape(-1), tail, context)
         if o.size == 1:   # why: also (1, 1) from broadcast operands, which _coalesce would make 0-d
             for i in self.arrays:
@@ -267,8 +267,7 @@ class _Compiled:
                 sub[i] = args[i][idx]
             _launch(self, fn, sub, o[idx], tail, context)
 
-
-    def _gather(self, args, out, context):
+    def gather(self, args, out, context):
         """out = the kernel of args (its array 1-d, out's length), by table lookup."""
         try:
             with self._lock:
