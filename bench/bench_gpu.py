@@ -75,7 +75,8 @@ except Exception:  # torch is optional: its columns are left empty
 SIZES = [int(s) for s in os.environ.get("GP_BENCH_SIZES", f"{2**26},{2**28}").split(",")]
 REPEAT = int(os.environ.get("GP_BENCH_REPEAT", "30"))
 UNARY_N = int(os.environ.get("GP_BENCH_UNARY_N", str(10**7)))
-RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "fuse": [], "unary": [], "reduce": [], "checks": []}
+RESULTS: dict = {"bandwidth": [], "launch_sweep": [], "dispatch": [], "compile": [], "fuse": [], "unary": [], "reduce": [],
+                 "checks": []}
 
 
 def _median_gpu_ms(fn, args=(), n_repeat=REPEAT):

@@ -64,7 +64,8 @@ def test_the_table_gives_the_loops_bits_on_every_pattern(policy, op, operands):
     assert k._tables._by_scalars, "a call of table_min elements did not use the table"
     want = _loop(plan, x, scalars)
     diff = np.nonzero(_bits(np.asarray(got)).reshape(x.size, -1) != _bits(want).reshape(x.size, -1))[0]
-    assert diff.size == 0, f"{diff.size} elements differ, first at pattern {x.view(np.uint8 if bits == 8 else np.uint16)[diff[0]]:#x}"
+    patterns = x.view(np.uint8 if bits == 8 else np.uint16)
+    assert diff.size == 0, f"{diff.size} elements differ, first at pattern {patterns[diff[0]]:#x}"
 
 
 def test_short_calls_run_the_loop_and_long_ones_the_table_with_the_same_bits():

@@ -98,8 +98,6 @@ def test_gpu_reduction_equals_the_cpu_engine(module, case):
                 views = [x, np.broadcast_to(want[:, None], (M, K))]
 
 
-from tests.hostcuda.test_hostcuda_reduce import EAGER  # noqa: E402
-
 
 @pytest.mark.parametrize("op, dtype, policy, shape, axis", EAGER, ids=[f"{e[0]}-{e[1]}-{e[2]}" for e in EAGER])
 def test_eager_gpu_reductions_equal_the_cpu_engine(op, dtype, policy, shape, axis):

@@ -12,9 +12,9 @@ from numba.core import errors
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from .intrinsics import (JIT_OPTIONS as _JIT, bitcast as _bitcast, call_jitted as _call_jitted, frem as _frem,
-                                helper_njit as _njit, iadd as _iadd, idiv as _idiv, imul as _imul, irem as _irem,
-                                ishl as _ishl, ishr as _ishr, isub as _isub)
+from .intrinsics import (JIT_OPTIONS as _JIT, OVERLOAD_OPTIONS as _OVERLOAD, bitcast as _bitcast,
+                         call_jitted as _call_jitted, frem as _frem, helper_njit as _njit, iadd as _iadd, idiv as _idiv,
+                         imul as _imul, irem as _irem, ishl as _ishl, ishr as _ishr, isub as _isub)
 
 __all__ = [
     "gp_floor_divide", "gp_remainder", "gp_fmod", "gp_power",
@@ -55,7 +55,7 @@ def _binary(name, kinds):
         public.__name__ = public.__qualname__ = name
         public.__doc__ = typer.__doc__
 
-        @overload(public, jit_options=_JIT)
+        @overload(public, jit_options=_OVERLOAD)
         def _typer(a, b):
             if a != b:
                 raise errors.TypingError(

@@ -10,11 +10,14 @@ from numba.extending import intrinsic
 
 from .cache import cached_njit
 
-__all__ = ["JIT_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
+__all__ = ["JIT_OPTIONS", "OVERLOAD_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
            "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem"]
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 JIT_OPTIONS = {"error_model": "numpy"}
+# An overload's implementation is only ever called from compiled code: without the wrappers that
+# let Python and C call it, a cold kernel compiles faster (gp.exp float32: 0.19 -> 0.14 s).
+OVERLOAD_OPTIONS = {**JIT_OPTIONS, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 # cached in the kernels' tag folder, where a damaged file is dropped, not fatal (_numba_cache.py)
 helper_njit = cached_njit(**JIT_OPTIONS)
 
@@ -100,5 +103,5 @@ def declare_helper(name, typer):
     public = scope["public"]
     public.__name__ = public.__qualname__ = name
     public.__doc__ = typer.__doc__
-    overload(public, jit_options=JIT_OPTIONS)(typer)
+    overload(public, jit_options=OVERLOAD_OPTIONS)(typer)
     return public

@@ -16,7 +16,8 @@ from numba import types
 from numba.core import config, errors
 from numba.extending import intrinsic, overload
 
-from .intrinsics import JIT_OPTIONS as _JIT, bitcast as _bitcast, call_jitted as _call_jitted, helper_njit as _njit
+from .intrinsics import (OVERLOAD_OPTIONS as _OVERLOAD, bitcast as _bitcast, call_jitted as _call_jitted,
+                         helper_njit as _njit)
 
 __all__ = [
     "f16_to_f32", "f32_to_f16", "f64_to_f16",
@@ -238,7 +239,7 @@ def _conversion(name, impl, accepts, doc):
     public.__name__ = public.__qualname__ = name
     public.__doc__ = doc
 
-    @overload(public, jit_options=_JIT)
+    @overload(public, jit_options=_OVERLOAD)
     def _typer(x):
         if not accepts(x):
             raise errors.TypingError(f"{name}: unsupported argument type {x} ({doc})")

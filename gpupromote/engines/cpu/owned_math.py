@@ -21,7 +21,9 @@ from .narrow import bf16_to_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32
 __all__ = sorted({*UNARY, *BINARY, *(f"{h}_{r}" for h in (*UNARY, *BINARY) for r in NARROW_ROUNDING),
                   "gp_csqrt", "gp_power_real", "gp_power_complex"})
 
-_F = numba_functions()
+# the straight-line functions (the float32 and narrow paths) flattened: one compile each for a
+# kernel, not one per helper (kernel/math/_flatten.py)
+_F = numba_functions(flat=True)
 _WIDEN = {"f2": f16_to_f32, "bf": bf16_to_f32, "e4": e4m3_to_f32, "e5": e5m2_to_f32}
 _LN2 = 0.6931471805599453      # RN(ln 2)
 _LOG2E = 1.4426950408889634     # RN(1 / ln 2)

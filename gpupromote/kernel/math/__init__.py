@@ -18,9 +18,10 @@ def cuda_source(names=None) -> str:
     return _src(None if names is None else tuple(sorted(set(names))))
 
 
-def numba_functions() -> dict:
+def numba_functions(flat: bool = False) -> dict:
+    """``{name: njit dispatcher}``; ``flat=True``: straight-line functions flattened (numba_binding)."""
     from .numba_binding import numba_functions as _fns
-    return _fns()
+    return _fns(flat)
 
 
 def entry_points() -> dict:

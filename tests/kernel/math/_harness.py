@@ -1,6 +1,7 @@
 """What the tests of the owned math library share: both renderings run over numpy arrays.
 
-* ``numba_call(name, *arrays)``: the Numba rendering of an entry point, in an njit loop;
+* ``numba_call(name, *arrays)``: the Numba rendering of an entry point as the CPU engine's kernels
+  call it (flattened where straight-line, kernel/math/_flatten.py), in an njit loop;
 * ``host_call(name, *arrays)``: the C++ rendering compiled by g++ (-std=c++17 -ffp-contract=off
   -fno-fast-math) into a shared library of array loops, loaded with ctypes. The library is built
   once per source text (cached under the test cache folder);
@@ -83,10 +84,10 @@ def host_call(name, *arrays):
 
 
 @functools.lru_cache(maxsize=None)
-def numba_loop(name):
+def numba_loop(name, flat=True):
     from numba import njit
     pts, rts, is_tuple = signature(name)
-    fn = numba_functions()[name]
+    fn = numba_functions(flat=flat)[name]     # flat: the functions as the engine's kernels call them
     ins = [f"in{k}" for k in range(len(pts))]
     outs = [f"out{k}" for k in range(len(rts))]
     call = f"fn({', '.join(a + '[i]' for a in ins)})"
@@ -100,10 +101,10 @@ def numba_loop(name):
     return njit(error_model="numpy")(g["loop"])
 
 
-def numba_call(name, *arrays):
+def numba_call(name, *arrays, flat=True):
     pts, rts, is_tuple = signature(name)
     ins = [np.ascontiguousarray(a, dtype=NP[t]) for a, t in zip(arrays, pts)]
     n = ins[0].shape[0]
     outs = [np.empty(n, dtype=NP[t]) for t in rts]
-    numba_loop(name)(*ins, *outs)
+    numba_loop(name, flat)(*ins, *outs)
     return tuple(outs) if is_tuple else outs[0]

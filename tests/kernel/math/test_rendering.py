@@ -149,16 +149,18 @@ def test_a_well_typed_function_renders_to_hex_and_intrinsics():
 # --------------------------------------------------------------------------------------------
 # the Numba twins
 
-def test_numba_dict_holds_every_function():
-    fns = numba_functions()
+@pytest.mark.parametrize("flat", [False, True], ids=["as-written", "flat"])
+def test_numba_dict_holds_every_function(flat):
+    fns = numba_functions(flat=flat)
     assert set(entry_points()) <= set(fns)
     assert all(n.startswith("gpm_") for n in fns)
 
 
+@pytest.mark.parametrize("flat", [False, True], ids=["as-written", "flat"])
 @pytest.mark.parametrize("name", ["exp", "log", "tanh", "sigmoid"])
-def test_float32_loop_vectorises(name):
+def test_float32_loop_vectorises(name, flat):
     from numba import njit
-    f = numba_functions()[f"gpm_{name}_f32"]
+    f = numba_functions(flat=flat)[f"gpm_{name}_f32"]
 
     @njit(error_model="numpy")
     def loop(x, out):

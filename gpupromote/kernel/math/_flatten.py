@@ -1,0 +1,144 @@
+"""Straight-line library functions as one Python function each: the Numba rendering's fast compile.
+
+A float32 entry point such as ``gpm_exp_f32`` is a chain of small straight-line helpers
+(``gpm_fix_exp_f32(x, gpm_exp_f32_raw(x))`` -> ``gpm_exp_wide`` -> ``gpm_exp_wide_core``,
+``gpm_pow2i``, ``gpm_to_f32``). Compiled as written, Numba runs its whole pipeline once per helper
+(typing, lowering, an LLVM module each) before LLVM inlines them into the kernel's loop: most of a
+cold kernel's compile time. ``flat_source`` writes the same computation as one function, each
+call to a straight-line helper replaced by the helper's statements (its locals renamed apart, its
+parameters bound to the argument expressions) and its return expression, so Numba types and
+lowers one function.
+
+Only the text moves: every operation, its operands and its order of evaluation within an
+expression stay as the library wrote them (the functions are pure, so hoisting a call's
+statements before the statement that uses it changes nothing), and the C++ rendering still reads
+the original functions. tests/kernel/math/test_flatten.py checks flattened against called
+functions bit for bit.
+
+A function is straight-line when its body is assignments and one final ``return``, and every
+library function it calls is straight-line too; the others (branches, loops) are not flattened
+and stay calls (their callees may be flat).
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+
+from ._cpp_render import function_ast
+from ._dsl import REGISTRY
+
+__all__ = ["is_straight", "flat_source"]
+
+# names the renderings bind themselves (types, primitives): never renamed
+_BUILTIN = frozenset(("f64", "f32", "i64", "u64", "i32", "u32", "u16", "u8", "bool", "fma", "sqrt", "fabs",
+                      "copysign", "floor", "ceil", "trunc", "rint", "select", "as_u64", "as_i64", "as_f64",
+                      "as_u32", "as_i32", "as_f32"))
+
+
+def _body(name):
+    """The function's statements without its docstring."""
+    body = function_ast(name).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return body
+
+
+def _library_calls(node):
+    return [n.func.id for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in REGISTRY]
+
+
+@functools.lru_cache(maxsize=None)
+def is_straight(name) -> bool:
+    """Assignments and one final return, calling only straight-line library functions."""
+    body = _body(name)
+    if not body or not isinstance(body[-1], ast.Return):
+        return False
+    if not all(isinstance(s, (ast.Assign, ast.AugAssign)) for s in body[:-1]):
+        return False
+    return all(is_straight(c) for s in body for c in _library_calls(s))
+
+
+class _Flattener:
+    """Builds one flat function; ``values`` collects the module-level values it reads, each under
+    a name unique to its module (two modules may use one name for different constants)."""
+
+    def __init__(self):
+        self.values: dict = {}
+        self.calls: set = set()
+        self._count = 0
+
+    def _global(self, fn, name):
+        if name in _BUILTIN:
+            return name
+        if name in REGISTRY:
+            self.calls.add(name)
+            return name
+        unique = f"_g_{fn.__module__.rsplit('.', 1)[-1]}_{name}"
+        self.values[unique] = fn.__globals__[name]
+        return unique
+
+    def inline(self, name, args, out, top=False):
+        """Append the statements of ``name`` called with the expressions ``args`` to ``out``;
+        return its result expression."""
+        fn = REGISTRY[name].fn
+        params = [a.arg for a in function_ast(name).args.args]
+        body = copy.deepcopy(_body(name))    # the rewrite works in place; function_ast is cached
+        prefix = "" if top else f"_i{self._count}_"
+        self._count += 1
+        local_names = set(params) | {t.id for s in body[:-1] for t in ast.walk(s)
+                                     if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        bound = {}
+        for p, a in zip(params, args):
+            if top or isinstance(a, (ast.Name, ast.Constant)):
+                bound[p] = a if not top else ast.Name(p, ast.Load())
+            else:
+                out.append(ast.Assign([ast.Name(prefix + p, ast.Store())], a, lineno=0))
+                bound[p] = ast.Name(prefix + p, ast.Load())
+
+        flattener = self
+
+        class _Rewrite(ast.NodeTransformer):
+            def visit_Name(self, node):
+                if node.id in local_names:
+                    if isinstance(node.ctx, ast.Load) and node.id in bound and node.id in params \
+                            and node.id not in assigned:
+                        return bound[node.id]
+                    return ast.Name(prefix + node.id, node.ctx)
+                return ast.Name(flattener._global(fn, node.id), node.ctx)
+
+            def visit_Call(self, node):
+                node.args = [self.visit(a) for a in node.args]
+                if isinstance(node.func, ast.Name) and node.func.id in REGISTRY and is_straight(node.func.id):
+                    return flattener.inline(node.func.id, node.args, out)
+                node.func = self.visit(node.func)
+                return node
+
+        # a parameter the body assigns to is a variable: bind it once, then use the name
+        assigned = {t.id for s in body[:-1] for t in ast.walk(s)
+                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        for p in params:
+            if p in assigned and not top:
+                out.append(ast.Assign([ast.Name(prefix + p, ast.Store())], bound[p], lineno=0))
+        rewrite = _Rewrite()
+        for stmt in body[:-1]:
+            out.append(rewrite.visit(stmt))
+        return rewrite.visit(body[-1].value)
+
+
+@functools.lru_cache(maxsize=None)
+def flat_source(name) -> tuple[str, dict, frozenset]:
+    """(source of ``def <name>(...)`` with every straight-line callee inlined, the module-level
+    values it reads by their unique names, the library functions it still calls)."""
+    fdef = function_ast(name)
+    params = [a.arg for a in fdef.args.args]
+    flattener = _Flattener()
+    out: list = []
+    result = flattener.inline(name, [ast.Name(p, ast.Load()) for p in params], out, top=True)
+    fn = ast.FunctionDef(name=name, args=copy.deepcopy(fdef.args), body=[*out, ast.Return(result)],
+                         decorator_list=[], returns=None, type_params=[])
+    for a in fn.args.args:
+        a.annotation = None
+    module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
+    return ast.unparse(module), dict(flattener.values), frozenset(flattener.calls)
