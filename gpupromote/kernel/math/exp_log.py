@@ -202,7 +202,12 @@ def gpm_exp_wide(x: f64) -> f64:
 
 @helper
 def gpm_exp_f32_raw(x: f32) -> f32:
-    return select(x != x, x, gpm_to_f32(gpm_exp_wide(f64(x))))
+    # Note: not through gpm_exp_wide: the clamp to +-200 alone gives float32's inf and +0 beyond it
+    # (exp(200) overflows binary32, exp(-200) is below half its least subnormal), and the input's
+    # NaN is the one NaN, so the selects on the double result go (a fifth of the vector loop's work)
+    d = f64(x)
+    xc = select(d > 200.0, 200.0, select(d < -200.0, -200.0, select(x != x, 0.0, d)))
+    return select(x != x, x, f32(gpm_exp_wide_core(xc)))
 
 
 # --------------------------------------------------------------------------------------------
