@@ -6,6 +6,9 @@ Rows, N = 10**7:
     bfloat16, against np.<fn> (NumPy's float16 loops compute in float32 and convert one element at a
     time; bfloat16 goes through ml_dtypes' ufunc loops) and torch.<fn> (one intra-op thread). NumPy
     has no sigmoid: its row is the eager 1 / (1 + exp(-x)).
+  * ``unary <fn> N=1e7 float32 out= (no allocation)``: exp, log and tanh into a preallocated
+    output, gp against NumPy: the kernels alone (the rows above count gpupromote's pooled output
+    against NumPy's fresh allocation).
   * ``gelu tanh N=1e7 <dtype>``: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) fused into one
     kernel, against the same expression in eager NumPy, numexpr (float32) and
     torch.nn.functional.gelu(approximate="tanh").
@@ -93,6 +96,34 @@ def test_numpy_unary(benchmark, fn, dtype):
         benchmark.pedantic(f, (x,), **_ROUNDS)
 
 
+
+
+# Kernel speed apart from the allocator: both write into a preallocated out=. The rows above
+# allocate a 40 MB result per call; NumPy's comes from the OS each time (page faults, several ms on
+# this VM), gpupromote's from its pool, which the plain rows count in gpupromote's favour.
+OUT_FUNCTIONS = ["exp", "log", "tanh"]
+
+
+def _out_group(fn):
+    return f"unary {fn} N=1e7 float32 out= (no allocation)"
+
+
+@pytest.mark.parametrize("fn", OUT_FUNCTIONS)
+def test_gpupromote_unary_out(benchmark, fn):
+    x = _input(fn, "float32")
+    out = np.empty_like(x)
+    benchmark.group = _out_group(fn)
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(getattr(gp, fn), (x,), {"out": out}, **_ROUNDS)
+
+
+@pytest.mark.parametrize("fn", OUT_FUNCTIONS)
+def test_numpy_unary_out(benchmark, fn):
+    x = _input(fn, "float32")
+    out = np.empty_like(x)
+    benchmark.group = _out_group(fn)
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(getattr(np, fn), (x,), {"out": out}, **_ROUNDS)
 
 
 @pytest.mark.parametrize("fn, dtype", CASES, ids=[f"{f}-{d}" for f, d in CASES])
