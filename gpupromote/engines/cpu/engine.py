@@ -7,6 +7,9 @@ For a kernel the generator writes one small Python module (``source(kernel)`` sh
 * ``strided1`` .. ``strided4``: nested loops over broadcast / strided / reversed views (the
   dispatcher-side ``_coalesce`` first merges axes and orders them by the output's strides;
   more than 4 remaining axes loop over the leading ones in Python);
+* ``buffered1`` .. ``buffered4``: the same layouts for kernels that call the math library:
+  stretches of up to 1024 elements of the innermost axis copied into contiguous buffers, ``flat``
+  on them (vectorised), and copied out (a fused exp(x - row max): 30.8 -> 5.6 ms for 4096 x 1024);
 * ``native(data, n)``: the flat loop as a C function over raw pointers (a Numba cfunc), which the
   compiled dispatcher (dispatch/fastpath/) calls by its address.
 

@@ -186,18 +186,24 @@ class _Compiled:
         # one narrow operand and a call to the owned math: long calls gather from a table (tables.py)
         a = kernel.arrays[0] if len(kernel.arrays) == 1 else None
         storage = None if a is None else np.dtype(self.views[a] or kernel.params[a].dtype.numpy)
+        # why: a math function on a strided operand runs one element at a time, 4-6x its vector speed
+        self.buffered = _tables.calls_math(kernel)
         self.table_bits = _tables.table_bits(kernel, storage)
         self.table_min = None if self.table_bits is None else _tables.min_elements(self.table_bits)
         self._tables = None if self.table_bits is None else _tables.Tables(
             self.flat, self.table_bits, a, storage, np.dtype(self.out_view or kernel.out.numpy))
 
     def strided(self, ndim):
+        """The loop for ``ndim``-d strided or broadcast layouts: ``buffered<ndim>`` (copies through
+        contiguous buffers, so that ``flat`` vectorises) for kernels that call the math library,
+        ``strided<ndim>`` for the others (source.py)."""
         fn = self._strided.get(ndim)
         if fn is None:
             with self._lock:   # one dispatcher per function, however many threads ask first
                 fn = self._strided.get(ndim)
                 if fn is None:
-                    fn = self._strided[ndim] = self.module._jit(getattr(self.module, f"strided{ndim}"))
+                    name = f"{'buffered' if self.buffered else 'strided'}{ndim}"
+                    fn = self._strided[ndim] = self.module._jit(getattr(self.module, name))
         return fn
 
     def native(self):

@@ -25,7 +25,7 @@ from ...kernel import ir
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY
 from .cache import cached_njit
 
-__all__ = ["table_bits", "min_elements", "Tables", "gather"]
+__all__ = ["calls_math", "table_bits", "min_elements", "Tables", "gather"]
 
 _MATH = frozenset(UNARY) | frozenset(BINARY) | {"gp_csqrt", "gp_power_real", "gp_power_complex"}
 _NARROW_SUFFIXES = tuple(f"_{code}" for code in NARROW_ROUNDING)
@@ -37,7 +37,8 @@ def _helper(expr: str) -> str:
     return name[: -len(name.rsplit("_", 1)[1]) - 1] if name.endswith(_NARROW_SUFFIXES) else name
 
 
-def _calls_math(kernel) -> bool:
+def calls_math(kernel) -> bool:
+    """Whether ``kernel`` calls the owned math library (exp, tanh, power, ...)."""
     return any(isinstance(n, ir.Apply) and n.expr and _helper(n.expr) in _MATH for n in kernel._order)
 
 
@@ -47,7 +48,7 @@ def table_bits(kernel, storage) -> int | None:
         return None
     if storage.kind not in "iuf" or storage.itemsize > 2:
         return None   # bool: two values, nothing to gain
-    return 8 * storage.itemsize if _calls_math(kernel) else None
+    return 8 * storage.itemsize if calls_math(kernel) else None
 
 
 def min_elements(bits: int) -> int:
