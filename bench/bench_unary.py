@@ -108,22 +108,13 @@ def _out_group(fn):
     return f"unary {fn} N=1e7 float32 out= (no allocation)"
 
 
+@pytest.mark.parametrize("impl, module", [("gpupromote", gp), ("numpy", np)], ids=["gpupromote", "numpy"])
 @pytest.mark.parametrize("fn", OUT_FUNCTIONS)
-def test_gpupromote_unary_out(benchmark, fn):
+def test_unary_out(benchmark, fn, impl, module):
     x = _input(fn, "float32")
-    out = np.empty_like(x)
     benchmark.group = _out_group(fn)
-    benchmark.extra_info["impl"] = "gpupromote"
-    benchmark.pedantic(getattr(gp, fn), (x,), {"out": out}, **_ROUNDS)
-
-
-@pytest.mark.parametrize("fn", OUT_FUNCTIONS)
-def test_numpy_unary_out(benchmark, fn):
-    x = _input(fn, "float32")
-    out = np.empty_like(x)
-    benchmark.group = _out_group(fn)
-    benchmark.extra_info["impl"] = "numpy"
-    benchmark.pedantic(getattr(np, fn), (x,), {"out": out}, **_ROUNDS)
+    benchmark.extra_info["impl"] = impl
+    benchmark.pedantic(getattr(module, fn), (x,), {"out": np.empty_like(x)}, **_ROUNDS)
 
 
 @pytest.mark.parametrize("fn, dtype", CASES, ids=[f"{f}-{d}" for f, d in CASES])

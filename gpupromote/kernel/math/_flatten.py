@@ -66,14 +66,10 @@ class _Flattener:
 
     def __init__(self):
         self.values: dict = {}
-        self.calls: set = set()
         self._count = 0
 
     def _global(self, fn, name):
         if name in _BUILTIN:
-            return name
-        if name in REGISTRY:
-            self.calls.add(name)
             return name
         unique = f"_g_{fn.__module__.rsplit('.', 1)[-1]}_{name}"
         self.values[unique] = fn.__globals__[name]
@@ -87,12 +83,13 @@ class _Flattener:
         body = copy.deepcopy(_body(name))    # the rewrite works in place; function_ast is cached
         prefix = "" if top else f"_i{self._count}_"
         self._count += 1
-        local_names = set(params) | {t.id for s in body[:-1] for t in ast.walk(s)
-                                     if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
-        bound = {}
+        assigned = {t.id for s in body[:-1] for t in ast.walk(s)
+                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        local_names = set(params) | assigned
+        bound = {}   # parameter -> the expression it stands for (a name or constant: substituted)
         for p, a in zip(params, args):
             if top or isinstance(a, (ast.Name, ast.Constant)):
-                bound[p] = a if not top else ast.Name(p, ast.Load())
+                bound[p] = a
             else:
                 out.append(ast.Assign([ast.Name(prefix + p, ast.Store())], a, lineno=0))
                 bound[p] = ast.Name(prefix + p, ast.Load())
@@ -102,8 +99,7 @@ class _Flattener:
         class _Rewrite(ast.NodeTransformer):
             def visit_Name(self, node):
                 if node.id in local_names:
-                    if isinstance(node.ctx, ast.Load) and node.id in bound and node.id in params \
-                            and node.id not in assigned:
+                    if isinstance(node.ctx, ast.Load) and node.id in bound and node.id not in assigned:
                         return bound[node.id]
                     return ast.Name(prefix + node.id, node.ctx)
                 return ast.Name(flattener._global(fn, node.id), node.ctx)
@@ -116,8 +112,6 @@ class _Flattener:
                 return node
 
         # a parameter the body assigns to is a variable: bind it once, then use the name
-        assigned = {t.id for s in body[:-1] for t in ast.walk(s)
-                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
         for p in params:
             if p in assigned and not top:
                 out.append(ast.Assign([ast.Name(prefix + p, ast.Store())], bound[p], lineno=0))
@@ -128,9 +122,9 @@ class _Flattener:
 
 
 @functools.lru_cache(maxsize=None)
-def flat_source(name) -> tuple[str, dict, frozenset]:
-    """(source of ``def <name>(...)`` with every straight-line callee inlined, the module-level
-    values it reads by their unique names, the library functions it still calls)."""
+def flat_source(name) -> tuple[str, dict]:
+    """(source of ``def <name>(...)`` with every callee inlined (a straight-line function calls
+    only straight-line ones), the module-level values it reads by their unique names)."""
     fdef = function_ast(name)
     params = [a.arg for a in fdef.args.args]
     flattener = _Flattener()
@@ -141,4 +135,4 @@ def flat_source(name) -> tuple[str, dict, frozenset]:
     for a in fn.args.args:
         a.annotation = None
     module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
-    return ast.unparse(module), dict(flattener.values), frozenset(flattener.calls)
+    return ast.unparse(module), dict(flattener.values)

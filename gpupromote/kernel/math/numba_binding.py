@@ -171,7 +171,7 @@ def _bind(g: dict) -> dict:
 
 def _compile_flat(name):
     """The Python function of ``name``'s flattened text (it calls no other library function)."""
-    text, values, _ = flat_source(name)
+    text, values = flat_source(name)
     g = _bind({**{t: getattr(_dsl, t) for t in _dsl.__all__}, **values})
     g["__name__"] = f"{__name__}.flat"
     exec(compile(text, f"<gpupromote flat {name}>", "exec"), g)
