@@ -420,6 +420,21 @@ def _compiled_op(name, arity, fn):
     return _fastpath.Op(name, arity, fn, _entry_maker(name, cache), cache)
 
 
+def compiled_reduction(name, fn, make):
+    """``fn`` (a Python reduction function) behind the compiled dispatcher's ReduceOp
+    (fastpath/reduce_op.c), whose maker ``make(policy, x, last_axis, keepdims)`` gives the
+    ReduceEntry of a key or None; ``fn`` itself where the extension was not built."""
+    if _fastpath is None or not hasattr(_fastpath, "ReduceOp"):
+        return fn
+    return _fastpath.ReduceOp(name, fn, make)
+
+
+def reduce_entry(address, keep, result, max_n):
+    """The compiled dispatcher's ReduceEntry: a reduction's native(data, M, K) at ``address``
+    (``keep`` owns it), its result dtype, the most elements a call runs there."""
+    return _fastpath.ReduceEntry(address, keep, result, max_n)
+
+
 def _one_sided_clip(name):
     def fn(x, bound, /, *, policy=None, out=None):
         return call(name, (x, bound), policy, out)

@@ -25,6 +25,7 @@ from . import foreign as interop
 from .api import CURRENT_POLICY, plan_for, spec
 from .array import Array
 from .operands import is_dask, is_device, lazy, native, storage_of, wants_gp_array
+from .opfunctions import compiled_reduction, reduce_entry
 from ..promotion.policies import get_policy
 
 __all__ = ["REDUCTION_FUNCTIONS", "reduce", "normalize_axes", "default_ddof", "reduction_plan", "reduction_layout",
@@ -120,10 +121,10 @@ caches.register(_fast.clear)
 _UNSET = object()
 
 
-def _fast_runner(op, x, axis, keepdims, policy_name):
-    """A callable (x) -> the result of ``op`` for calls keyed like this one, or None where they take
-    the general path (scans, var / std, other axes, byte-swapped or storage-less dtypes)."""
-    from ..engines.cpu import reduce as engine
+def _fast_reduction(op, x, axis, policy_name):
+    """(plan, Reduction) of calls keyed like this one (a C-contiguous numpy array, the defaults,
+    axis None or the last) that take the fast paths, or None where they take the general path
+    (scans, var / std, other axes, byte-swapped or storage-less dtypes)."""
     from ..kernel.reduce import reduction_of
     if op in _SCANS or op in ("var", "std") or not x.dtype.isnative:
         return None
@@ -138,7 +139,17 @@ def _fast_runner(op, x, axis, keepdims, policy_name):
         return None
     if plan.result.numpy is None or plan.inputs[0].numpy is None:
         return None
-    red, res_np = reduction_of(plan), plan.result.numpy
+    return plan, reduction_of(plan)
+
+
+def _fast_runner(op, x, axis, keepdims, policy_name):
+    """A callable (x) -> the result of ``op`` for calls keyed like this one, or None (see _fast_reduction)."""
+    from ..engines.cpu import reduce as engine
+    found = _fast_reduction(op, x, axis, policy_name)
+    if found is None:
+        return None
+    plan, red = found
+    res_np, ndim = plan.result.numpy, x.ndim
     small, one_call, run = engine.ONE_CALL_MAX, engine.one_call(red), engine.run
     whole = axis is None or ndim == 1
 
@@ -155,6 +166,25 @@ def _fast_runner(op, x, axis, keepdims, policy_name):
             return result.reshape((1,) * a.ndim if keepdims else ())
         return result.reshape(shape[:-1] + (1,) if keepdims else shape[:-1])
     return reduce_rows
+
+
+def _entry_maker(op):
+    """The compiled dispatcher's maker for ``op`` (fastpath/reduce_op.c): the ReduceEntry of calls
+    keyed like (policy, x, last_axis, keepdims) - the fast path's reduction as a C entry point,
+    for calls of up to ONE_CALL_MAX elements (one thread: the bits of every path) - or None."""
+    def make(policy, x, last_axis, keepdims):
+        from ..engines.cpu import reduce as engine
+        try:
+            found = _fast_reduction(op, x, -1 if last_axis else None, policy)
+            if found is None:
+                return None
+            native = engine.reduction_for(found[1]).native()
+        except Exception:  # noqa: BLE001 - the Python path meets it again and raises it in its words
+            return None
+        if native is None:
+            return None
+        return reduce_entry(native.address, native, found[0].result.numpy, engine.ONE_CALL_MAX)
+    return make
 
 
 def reduction_plan(op, xdt, ndim, dtype, policy_name):
@@ -341,7 +371,11 @@ def _make(op: str):
     return fn
 
 
-REDUCTION_FUNCTIONS = {name: _make(name) for name in REDUCTION_OPS}
+# the reductions that can take the compiled dispatcher (whole arrays and last axes; not the scans,
+# whose result is an array of the operand's shape, nor var / std, two passes) are C callables in
+# front of their Python function (fastpath/reduce_op.c; GPUPROMOTE_PURE_PYTHON=1: the functions alone)
+REDUCTION_FUNCTIONS = {name: _make(name) if name in (*_SCANS, "var", "std") else
+                       compiled_reduction(name, _make(name), _entry_maker(name)) for name in REDUCTION_OPS}
 
 
 def _method(name):

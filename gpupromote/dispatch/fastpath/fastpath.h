@@ -7,6 +7,8 @@
  *   entry.c        the Entry type (one key's cached call plan) and a CPU call through it;
  *   device.c       a call on CuPy arrays through an Entry: cupy.empty + one cuLaunchKernel;
  *   ops.c          the Op type (gp.add and the others), its memo of entries, op_stats;
+ *   reduce_op.c    the ReduceOp type (gp.sum and the other whole-array / last-axis reductions),
+ *                  ReduceEntry, their memo, reduce_stats;
  *   module.c       the method table, bind / bind_ops / bind_device / forget / set_threads, and
  *                  PyInit__fastpath (which interns the strings below and imports NumPy's C API).
  * Here: the types more than one file reads (Slot, EntryObject, the memos' entries, the fold
@@ -191,5 +193,12 @@ GP_INTERNAL void gp_op_memo_clear_entry(OpMemo *m);
 
 extern GP_INTERNAL PyTypeObject gp_OpType;
 GP_INTERNAL PyObject *gp_op_stats(PyObject *module, PyObject *unused);
+
+/* ---------------------------------------------------------------------------------------------
+ * reduce_op.c */
+
+extern GP_INTERNAL PyTypeObject gp_ReduceOpType, gp_ReduceEntryType;
+GP_INTERNAL void gp_reduce_memo_clear(void);
+GP_INTERNAL PyObject *gp_reduce_stats(PyObject *module, PyObject *unused);
 
 #endif /* GP_FASTPATH_H */

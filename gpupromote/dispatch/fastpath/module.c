@@ -1,6 +1,6 @@
 /* module.c: the module gpupromote.dispatch._fastpath itself: its method table, the functions that
  * hand it Python's objects (bind for result_type.c, bind_ops for ops.c, bind_device for device.c),
- * forget (empties result_type.c's and ops.c's memos), set_threads (pool.c's settings), and
+ * forget (empties the memos of result_type.c, ops.c and reduce_op.c), set_threads (pool.c's settings), and
  * PyInit__fastpath, which interns the names every file reads (defined here), imports NumPy's C
  * API for all of them (the one file that defines GP_IMPORT_ARRAY), readies entry.c's Entry and
  * ops.c's Op and starts pool.c's fork handling.  Relies on fastpath.h for everything else. */
@@ -131,6 +131,7 @@ forget(PyObject *module, PyObject *unused)
     for (size_t i = 0; i < OP_MEMO_SLOTS; i++) {
         gp_op_memo_clear_entry(&gp_op_memo[i]);
     }
+    gp_reduce_memo_clear();
     Py_RETURN_NONE;
 }
 
@@ -152,6 +153,8 @@ static PyMethodDef methods[] = {
     {"op_stats", gp_op_stats, METH_NOARGS,
      "op_stats() -> {'served': n, 'declined': m, 'split': k}: op calls the compiled path ran, those it handed\n"
      "to Python, and kernel calls it split over threads."},
+    {"reduce_stats", gp_reduce_stats, METH_NOARGS,
+     "reduce_stats() -> {'served': n, 'declined': m}: reduction calls the compiled path ran, those it handed to Python."},
     {"set_sanitizing", set_sanitizing, METH_O,
      "set_sanitizing(on)\nWhile on (gp.sanitize in any thread), every op call goes to the Python function (dispatch/sanitize.py)."},
     {"set_threads", set_threads, METH_VARARGS,
@@ -186,7 +189,8 @@ PyInit__fastpath(void)
         return NULL;
     }
     import_array();
-    if (PyType_Ready(&gp_EntryType) < 0 || PyType_Ready(&gp_OpType) < 0) {
+    if (PyType_Ready(&gp_EntryType) < 0 || PyType_Ready(&gp_OpType) < 0 || PyType_Ready(&gp_ReduceEntryType) < 0
+            || PyType_Ready(&gp_ReduceOpType) < 0) {
         return NULL;
     }
 #ifdef GP_HAVE_THREADS
@@ -197,7 +201,9 @@ PyInit__fastpath(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(m, "Entry", (PyObject *)&gp_EntryType) < 0
-            || PyModule_AddObjectRef(m, "Op", (PyObject *)&gp_OpType) < 0) {
+            || PyModule_AddObjectRef(m, "Op", (PyObject *)&gp_OpType) < 0
+            || PyModule_AddObjectRef(m, "ReduceOp", (PyObject *)&gp_ReduceOpType) < 0
+            || PyModule_AddObjectRef(m, "ReduceEntry", (PyObject *)&gp_ReduceEntryType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -56,7 +56,8 @@ __all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNE
 # generated kernels start importing from it.
 HELPER_MODULES = ("gpupromote.engines.cpu.intrinsics", "gpupromote.engines.cpu.narrow",
                   "gpupromote.engines.cpu.binary",
-                  "gpupromote.engines.cpu.owned_math", "gpupromote.engines.cpu.unary", "gpupromote.engines.cpu.casts",
+                  "gpupromote.engines.cpu.owned_math", "gpupromote.engines.cpu.inline_math",
+                  "gpupromote.engines.cpu.unary", "gpupromote.engines.cpu.casts",
                   "gpupromote.engines.cpu.tables")
 # The owned math functions the helpers call (every module of kernel/math, and the table of which
 # helper calls which): their description is compiled into the kernels.

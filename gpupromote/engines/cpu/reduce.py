@@ -13,6 +13,8 @@ in C order. The generated functions:
     parts(args, part, K, m, c0, c1)        the nodes of chunks c0 .. c1 of row m (CHUNK_LEAVES leaves)
     merge(part, out, m, div)               the tree over a row's chunk nodes, finished
     scan(args, out, K, m0, m1)             cumsum / cumprod: every prefix, in order
+    native(data, M, K)                     rows() on one C-contiguous (M, K) operand, a C entry point
+                                           (the compiled dispatcher's: dispatch/fastpath/reduce_op.c)
 
 ``run`` picks rows (over threads when there are many rows) or parts + merge (a few long rows over
 threads); both give the same bits, because an aligned chunk of leaves is a complete subtree of the
@@ -23,19 +25,22 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+from numba import cfunc, types as _nbtypes
 from numba.core import errors as numba_errors
 
 from ...core import dtypes as D
 from ...kernel import ir
 from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
 from . import threads as _threads
+from .cache import cached_cfunc
 from .kernels import load_module as _load_module
-from .source import (NARROW_HELPERS as _NARROW, apply_text as _apply, cast_text as _cast, const_text as _const,
-                     np_type_text as _np, round_to_narrow_text as _round_to_narrow, storage_view)
+from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, apply_text as _apply, cast_text as _cast,
+                     const_text as _const, let_lines, np_type_text as _np, round_to_narrow_text as _round_to_narrow,
+                     storage_view)
 
 __all__ = ["reduce_source", "reduction_for", "run", "map_source", "run_map"]
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 5
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 
@@ -45,7 +50,7 @@ def _args(red: Reduction) -> str:
 
 def _lower_lines(kernel, param, indent):
     names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
-    return names, [f"{indent}{name} = {value}" for name, _, value in steps], direct
+    return names, let_lines(names, steps, indent), direct
 
 
 def _elem_lines(red: Reduction, rowwise=frozenset()) -> list[str]:
@@ -123,14 +128,11 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         f"operands read once per row: {sorted(rowwise)}",
         'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
         "import numpy as np",
+        "from numba import carray",
         "from gpupromote.engines.cpu.cache import cached_njit",
-        "from gpupromote.engines.cpu.helpers import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.elementwise import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.owned_math import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.unary import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.casts import *  # noqa: F401,F403",
+        *HELPER_IMPORTS,
         "",
-        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
         f"LEAF, LANES, CHUNK, STACK = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}",
         "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]
@@ -146,7 +148,27 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
                   "            out[m, k] = fin(a, 0.0)"]
     else:
         lines += _tree_lines(red, args, acc_np)
+    if _has_native(red, rowwise):
+        lines += _native_lines(red)
     return "\n".join(lines) + "\n"
+
+
+def _has_native(red: Reduction, rowwise) -> bool:
+    return not red.scan and not rowwise and len(red.params) == 1 and not red.params[0].folded
+
+
+def _storage_np(d: D.DType) -> str:
+    return f"np.{_NARROW[d.code][3].__name__}" if d.is_narrow_float else _np(d)
+
+
+def _native_lines(red: Reduction) -> list[str]:
+    """``native(data, M, K)``: rows() over all M rows of the operand at ``data[0]`` (C-contiguous,
+    M x K elements of its storage type) into the M results at ``data[1]``, dividing by K (mean)."""
+    p = red.params[0]
+    return ["", "", "def native(data, M, K):",
+            f"    x{p.index} = carray(data[0], (M, K), {_storage_np(p.dtype)})",
+            f"    out = carray(data[1], (M,), {_storage_np(red.out)})",
+            f"    rows(x{p.index}, out, K, 0, M, np.float64(K))"]
 
 
 def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
@@ -253,10 +275,23 @@ class _Compiled:
         self.views = [None if p.folded else storage_view(p.dtype) for p in red.params]
         self.out_view = storage_view(red.out)
         self.acc_np = np.dtype(np.bool_) if red.acc.kind == "b" else red.acc.numpy
+        self._native = None
+
+    def native(self):
+        """The module's ``native`` compiled as a C function (or loaded from the disk cache), on
+        first use; None for reductions without one (scans, more than one operand)."""
+        if self._native is None and hasattr(self.module, "native"):
+            with _lock:
+                if self._native is None:
+                    make = cfunc if getattr(self.module, "__gp_in_memory__", False) else cached_cfunc
+                    self._native = make(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
+        return self._native
 
 
 _compiled: dict = {}
-_lock = threading.Lock()
+_lock = threading.RLock()
+# native(data, M, K): void(char **data, int64 M, int64 K) in C (gp_reduce_kernel in dispatch/fastpath/fastpath.h)
+_NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64, _nbtypes.int64)
 
 
 def reduction_for(red: Reduction, rowwise=frozenset()) -> _Compiled:
@@ -377,13 +412,9 @@ def map_source(kernel: ir.Kernel, kinds: tuple) -> str:
         f"operand kinds: {list(kinds)}", 'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
         "import numpy as np",
         "from gpupromote.engines.cpu.cache import cached_njit",
-        "from gpupromote.engines.cpu.helpers import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.elementwise import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.owned_math import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.unary import *  # noqa: F401,F403",
-        "from gpupromote.engines.cpu.casts import *  # noqa: F401,F403",
+        *HELPER_IMPORTS,
         "",
-        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False)",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
         "", "", "@_jit", f"def apply({args}, out, m0, m1):",
         "    for m in range(m0, m1):",
         "        for k in range(out.shape[1]):",
