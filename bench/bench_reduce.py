@@ -9,8 +9,8 @@ Rows:
     kernel reading x and y once, against np.sum(x * y) and torch.sum(x * y).
   * ``softmax rows 4096x1024 float32``: softmax over the last axis written with gp functions inside
     gp.fuse (three kernels), against the same in eager NumPy and torch.softmax(x, dim=-1).
-  * ``reduce: one call, sum of 100 float32``: the time of one small call (the cached whole-array
-    path of dispatch/reduce.py) against np.sum.
+  * ``reduce: one call, sum of 100 float32``: the time of one small call (the compiled dispatcher,
+    dispatch/fastpath/reduce_op.c; ``gp.sum.__wrapped__``: the Python fast path) against np.sum.
 
 Goals (issue 24): gp.sum float32 >= 0.9x np.sum and >= 85% of the run's reference bandwidth;
 float16 and bfloat16 sums >= 5x NumPy; fused sum(x*y) >= 1.5x NumPy; fused softmax >= 2x NumPy
@@ -165,6 +165,12 @@ def test_gpupromote_sum_small(benchmark):
     benchmark.group = _SMALL
     benchmark.extra_info["impl"] = "gpupromote"
     benchmark(gp.sum, _X100)
+
+
+def test_python_path_sum_small(benchmark):
+    benchmark.group = _SMALL
+    benchmark.extra_info["impl"] = "gpupromote (Python path)"
+    benchmark(getattr(gp.sum, "__wrapped__", gp.sum), _X100)
 
 
 def test_numpy_sum_small(benchmark):
