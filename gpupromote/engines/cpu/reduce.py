@@ -40,7 +40,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, apply_text as _a
 
 __all__ = ["reduce_source", "reduction_for", "run", "map_source", "run_map"]
 
-GENERATOR_VERSION = 5
+GENERATOR_VERSION = 6
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 
@@ -194,7 +194,11 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
         else:   # the term is the element itself: read it in the lanes' loop
             leaf_value += [f"            for t in range(LEAF // {LANES}):", f"                k = k0 + {LANES} * t"]
             leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
-        leaf_value += ["        else:", "            for k in range(k0, K):", f"                j = (k - k0) & {LANES - 1}",
+        # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
+        # leaf's (lane j takes k0 + LANES t + j, in order of t), then the few left one at a time
+        leaf_value += ["        else:", f"            for t in range((K - k0) // {LANES}):", f"                k = k0 + {LANES} * t"]
+        leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
+        leaf_value += [f"            for k in range(K - (K - k0) % {LANES}, K):", f"                j = (k - k0) & {LANES - 1}",
                        f"                e = elem({args}, m, k)"]
         for j in range(LANES):
             kw = "if" if j == 0 else ("elif" if j < LANES - 1 else "else")
