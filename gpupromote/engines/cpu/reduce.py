@@ -196,7 +196,8 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
             leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
         # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
         # leaf's (lane j takes k0 + LANES t + j, in order of t), then the few left one at a time
-        leaf_value += ["        else:", f"            for t in range((K - k0) // {LANES}):", f"                k = k0 + {LANES} * t"]
+        leaf_value += ["        else:", f"            for t in range((K - k0) // {LANES}):",
+                       f"                k = k0 + {LANES} * t"]
         leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
         leaf_value += [f"            for k in range(K - (K - k0) % {LANES}, K):", f"                j = (k - k0) & {LANES - 1}",
                        f"                e = elem({args}, m, k)"]
