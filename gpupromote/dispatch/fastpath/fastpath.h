@@ -193,6 +193,7 @@ GP_INTERNAL void gp_op_memo_clear_entry(OpMemo *m);
 
 extern GP_INTERNAL PyTypeObject gp_OpType;
 GP_INTERNAL PyObject *gp_op_stats(PyObject *module, PyObject *unused);
+GP_INTERNAL PyObject *gp_call_policy(PyObject *policy);   /* `policy or current()`: a str, or NULL (decline) */
 
 /* ---------------------------------------------------------------------------------------------
  * reduce_op.c */

@@ -161,6 +161,27 @@ op_entry(OpObject *self, PyObject *const key[OP_KEY], PyObject *const *args, PyO
     return entry;
 }
 
+/* `policy or current()`, as the Python functions read it: a new reference to the policy's name,
+ * or NULL with no exception set where it is not a str (the Python path says what is wrong). */
+PyObject *
+gp_call_policy(PyObject *policy)
+{
+    if (policy == Py_None || (PyUnicode_CheckExact(policy) && PyUnicode_GET_LENGTH(policy) == 0)) {
+        if (PyContextVar_Get(gp_current_policy, NULL, &policy) < 0) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    else {
+        Py_INCREF(policy);
+    }
+    if (!PyUnicode_CheckExact(policy)) {
+        Py_DECREF(policy);
+        return NULL;
+    }
+    return policy;
+}
+
 /* Calls the compiled path served and calls it handed to the Python function (op_stats()). */
 static unsigned long long calls_served, calls_declined;
 
@@ -245,18 +266,7 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         goto fallback;   /* host arrays beside device arrays: the Python path says what to do */
     }
     key[0] = device ? self->device_key : (PyObject *)self;
-    /* `policy or current()`, as the Python function reads it */
-    if (policy == Py_None || (PyUnicode_CheckExact(policy) && PyUnicode_GET_LENGTH(policy) == 0)) {
-        if (PyContextVar_Get(gp_current_policy, NULL, &policy) < 0) {
-            PyErr_Clear();
-            goto fallback;
-        }
-    }
-    else {
-        Py_INCREF(policy);
-    }
-    if (!PyUnicode_CheckExact(policy)) {
-        Py_DECREF(policy);
+    if ((policy = gp_call_policy(policy)) == NULL) {
         goto fallback;
     }
     key[1] = policy;

@@ -1,7 +1,7 @@
 /* reduce_op.c: the ReduceOp type (gp.sum, prod, mean, max, min, any, all, argmax, argmin as C
  * callables) and ReduceEntry (one key's reduction kernel).  Relies on fastpath.h; reads
- * result_type.c's gp_current_policy, gp_ndarray_type and gp_same_name; module.c registers the
- * types and empties the memo (forget).
+ * result_type.c's gp_current_policy, gp_ndarray_type and gp_same_name, and ops.c's
+ * gp_call_policy; module.c registers the types and empties the memo (forget).
  *
  * The cache-hit path of a reduction of a whole C-contiguous numpy array or of its last axis, with
  * the defaults (no dtype=, ddof=, out=): what dispatch/reduce.py's Python fast path does, without
@@ -273,17 +273,7 @@ reduce_vectorcall(ReduceOpObject *self, PyObject *const *args, size_t nargsf, Py
     else {
         goto fallback;
     }
-    if (policy == Py_None || (PyUnicode_CheckExact(policy) && PyUnicode_GET_LENGTH(policy) == 0)) {
-        if (PyContextVar_Get(gp_current_policy, NULL, &policy) < 0) {
-            PyErr_Clear();
-            goto fallback;
-        }
-    }
-    else {
-        Py_INCREF(policy);
-    }
-    if (!PyUnicode_CheckExact(policy)) {
-        Py_DECREF(policy);
+    if ((policy = gp_call_policy(policy)) == NULL) {
         goto fallback;
     }
     PyObject *entry = reduce_entry(self, policy, x, last, keepdims == Py_True);
