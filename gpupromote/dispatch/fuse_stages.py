@@ -12,8 +12,15 @@ computing them:
 * the chain that makes the result is one fused kernel (gp.fuse's own), reading the reductions'
   results as arrays.
 
-Softmax over the last axis (max, then sum of exp(x - max), then exp(x - max) / sum) is three
-kernels; layer norm (mean, mean of squared deviations, the normalized affine result) three. Each
+A reduction of a chain is recorded, not run, until the function has returned (or something
+needs its value first: its dtype, another stage reading it). By then the whole graph is known, and
+a chain that is reduced and also used again (softmax's ``e = gp.exp(x - m)``, summed and then
+divided) is stored by the reduction kernel as it computes it (kernel/reduce.py ``kept``): the
+stages after it read it instead of computing it a second time.
+
+Softmax over the last axis (max; sum of exp(x - max), keeping exp(x - max); that divided by the
+sum) is three kernels, with one exp per element; layer norm (mean, mean of squared deviations, the
+normalized affine result) three. Each
 kernel rounds what it computes as the eager calls round it, so the result equals the eager one
 bit for bit: a chain's value read by a reduction is the value the eager reduction reads from the
 chain's stored result (the kernel IR carries every intermediate in its eager dtype).
@@ -25,6 +32,7 @@ import numpy as np
 from ..core.errors import FuseError
 from ..core.kinds import Form
 from ..core.ops import op_named
+from ..kernel import ir
 from .api import use_policy
 from .array import Array
 from .folding import fold_operand
@@ -44,8 +52,11 @@ class StagedFunction(Exception):
 class _Recorder:
     """What gp ops called on Staged values reach (eager.call and reduce.reduce look for ``_tracer``)."""
 
-    def __init__(self, policy, fused_cls):
-        self.policy, self.fused_cls = policy, fused_cls
+    def __init__(self, policy, fused):
+        self.policy, self.fused_cls = policy, type(fused)
+        # the stages' Fused functions, kept on the fused function across calls (so their traces
+        # are too), keyed by the policy and the stage's recorded tree
+        self.stages = fused.__dict__.setdefault("_stages", {})
         self.kernels = 0   # kernels launched (for tests and the docs' counts)
 
     def record(self, op, args, policy=None, out=None, form=Form.FUNCTION):
@@ -62,18 +73,46 @@ class _Recorder:
             raise FuseError(f"gp.fuse: a step asks for policy {policy!r} inside a function fused under {self.policy!r}")
         if not isinstance(x, Staged):
             return reduce(op, x, policy=self.policy, **kwargs)
-        if x._expr[0] == "leaf":
+        if x._settled()[0] == "leaf":
             self.kernels += 1
             return Staged(self, ("leaf", reduce(op, x._expr[1], policy=self.policy, **kwargs)))
-        leaves, fn = _evaluator(x)
         if op in _FUSED_MAPS and kwargs.get("dtype") is None:
-            done = _fused_reduction(self, op, leaves, fn, kwargs)
+            return Staged(self, ("reduce", op, x, kwargs))   # run by _settle, when the graph is known
+        return Staged(self, ("leaf", self.run_reduction(op, x, kwargs, keep=False)))
+
+    def stage(self, x):
+        """(leaves, F): the arrays the recorded chain ``x`` reads and a Fused function of them that
+        computes it (one kernel), the same F for the same tree on every call."""
+        leaves, tree = _evaluator(x)
+        key = _tree_key(tree)
+        if key is None:
+            return leaves, self.fused_cls(_tree_function(tree), policy=self.policy)
+        key = (self.policy, key)
+        F = self.stages.get(key)
+        if F is None:
+            if len(self.stages) >= _MAX_STAGES:
+                self.stages.pop(next(iter(self.stages)))
+            F = self.stages[key] = self.fused_cls(_tree_function(tree), policy=self.policy)
+        return leaves, F
+
+    def run_reduction(self, op, x, kwargs, keep):
+        """The value of ``op`` of the chain ``x``: one fused kernel (storing the chain's value in
+        place of its recording when ``keep``), or the chain by one kernel and then the reduction."""
+        from .reduce import reduce
+        leaves, fn = self.stage(x)
+        if op in _FUSED_MAPS and kwargs.get("dtype") is None:
+            done = _fused_reduction(self, op, leaves, fn, kwargs, keep)
             if done is not None:
+                value, kept = done
                 self.kernels += 1
-                return Staged(self, ("leaf", done))
-        value = self.fused_cls(fn, policy=self.policy)(*leaves)   # the chain, one kernel; then the reduction
+                if kept is not None:
+                    x._expr = ("leaf", kept)
+                return value
+        chain = fn(*leaves)   # the chain, one kernel; then the reduction
         self.kernels += 2
-        return Staged(self, ("leaf", reduce(op, value, policy=self.policy, **kwargs)))
+        if keep:
+            x._expr = ("leaf", chain)
+        return reduce(op, chain, policy=self.policy, **kwargs)
 
 
 class Staged:
@@ -87,15 +126,23 @@ class Staged:
     def __init__(self, recorder, expr):
         self._tracer, self._expr = recorder, expr
 
+    def _settled(self):
+        """The recording, with a pending reduction run first (nothing is known of its users yet)."""
+        if self._expr[0] == "reduce":
+            _, op, x, kwargs = self._expr
+            self._expr = ("leaf", self._tracer.run_reduction(op, x, kwargs, keep=False))
+        return self._expr
+
     def _value(self):
-        return self._expr[1] if self._expr[0] == "leaf" else None
+        e = self._settled()
+        return e[1] if e[0] == "leaf" else None
 
     @property
     def dtype(self):
         v = self._value()
         if v is None:
-            leaves, fn = _evaluator(self)
-            return self._tracer.fused_cls(fn, policy=self._tracer.policy).kernel(*leaves).out
+            leaves, fn = self._tracer.stage(self)
+            return fn.kernel(*leaves).out
         return v.dtype
 
     @property
@@ -146,13 +193,13 @@ for _d, _op in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equa
 # ---------------------------------------------------------------------------------------------
 
 def _evaluator(x: Staged):
-    """(leaves, fn): the arrays a recorded chain reads, in order of first use, and a function of
-    them that computes the chain with gp ops (what gp.fuse traces into one kernel)."""
+    """(leaves, tree): the arrays a recorded chain reads, in order of first use, and the chain as a
+    tree of ("arg", i), ("const", value) and ("op", name, args, form) over them."""
     leaves, index = [], {}
 
     def collect(e):
         if isinstance(e, Staged):
-            e = e._expr
+            e = e._settled()
             if e[0] == "leaf":
                 key = id(e[1])
                 if key not in index:
@@ -162,8 +209,12 @@ def _evaluator(x: Staged):
             return ("op", e[1], tuple(collect(a) for a in e[2]), e[3])
         return ("const", e)
 
-    tree = collect(x)
+    return leaves, collect(x)
 
+
+def _tree_function(tree):
+    """A function of the leaves that computes ``tree`` with gp ops (what gp.fuse traces into one
+    kernel); a subtree used twice is computed once."""
     def fn(*args):
         from .eager import call
         from .opfunctions import OP_FUNCTIONS as ops   # the public op functions (gp.add ...)
@@ -180,19 +231,71 @@ def _evaluator(x: Staged):
                 memo[key] = ops[t[1]](*values) if t[3] == Form.FUNCTION else call(t[1], values, form=t[3])
             return memo[key]
         return ev(tree)
-    return leaves, fn
+    return fn
 
 
-def _fused_reduction(recorder, op, leaves, fn, kwargs):
-    """The reduction of the chain ``fn(*leaves)`` as one kernel whose element term is the chain, or
-    None where the chain's trace has checks, runs eagerly, or is not a plain kernel."""
+_MAX_STAGES = 64
+_KEYED_CONSTS = (bool, int, float, complex, str, np.generic, np.dtype, type)
+
+
+def _tree_key(tree):
+    """``tree`` with each constant as its type and repr (-0.0 and 0.0 differ); None when a constant
+    is not such a value (an array: its identity would be the key of a cache that outlives it)."""
+    if tree[0] == "arg":
+        return tree
+    if tree[0] == "const":
+        v = tree[1]
+        return ("const", type(v), repr(v)) if isinstance(v, _KEYED_CONSTS) or v is None else None
+    args = []
+    for a in tree[2]:
+        k = _tree_key(a)
+        if k is None:
+            return None
+        args.append(k)
+    return ("op", tree[1], tuple(args), tree[3])
+
+
+def _settle(root):
+    """Run the pending reductions reachable from ``root``, inner ones first, each keeping its chain's
+    value when something else reads that chain too."""
+    users, pending, seen = {}, [], set()
+
+    def visit(node):
+        stack = [(node, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                if n._expr[0] == "reduce":
+                    pending.append(n)
+                continue
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            stack.append((n, True))
+            kids = n._expr[2] if n._expr[0] == "op" else (n._expr[2],) if n._expr[0] == "reduce" else ()
+            for k in kids:
+                if isinstance(k, Staged):
+                    users[id(k)] = users.get(id(k), 0) + 1
+                    stack.append((k, False))
+    visit(root)
+    for node in pending:
+        if node._expr[0] != "reduce":
+            continue
+        _, op, x, kwargs = node._expr
+        keep = x._expr[0] == "op" and users.get(id(x), 0) > 1
+        node._expr = ("leaf", node._tracer.run_reduction(op, x, kwargs, keep))
+
+
+def _fused_reduction(recorder, op, leaves, fn, kwargs, keep=False):
+    """(the reduction of the chain ``fn(*leaves)`` as one kernel whose element term is the chain,
+    the chain's values where ``keep``, else None), or None where the chain's trace has checks, runs
+    eagerly, or is not a plain kernel."""
     from ..kernel.reduce import fused
     from .reduce import reduction_layout, reduction_plan, run_reduction
     if any(not isinstance(storage_of(a), np.ndarray) for a in leaves) or _sanitize.current() is not None:
         return None   # (sanitizing: the chain runs as gp.fuse's own call, which carries the checks)
-    F = recorder.fused_cls(fn, policy=recorder.policy)
     try:
-        trace = F._trace_for(recorder.policy, list(leaves))
+        trace = fn._trace_for(recorder.policy, list(leaves))
     except StagedFunction:
         return None
     if trace.eager is not None or trace.kernel is None or trace.kernel.checks:
@@ -202,10 +305,13 @@ def _fused_reduction(recorder, op, leaves, fn, kwargs):
     shapes = [np.shape(kargs[k]) for k in kernel.arrays]
     shape = np.broadcast_shapes(*shapes) if shapes else ()
     plan = reduction_plan(op, kernel.out, len(shape), None, recorder.policy)
-    red = fused(kernel, plan, label=f"{op}_of_{kernel.label}")
+    keep = keep and kernel.out.numpy is not None and not isinstance(kernel.value, ir.Param)
+    red = fused(kernel, plan, label=f"{op}_of_{kernel.label}", keep=keep)
     layout = reduction_layout(shape, kwargs.get("axis"), kwargs.get("keepdims", False), op)
     arrays = [layout.rows(np.broadcast_to(a, shape)) if not p.folded else a for a, p in zip(kargs, kernel.params)]
-    return run_reduction(op, red, plan, arrays, layout)
+    kept = np.empty(shape, kernel.out.numpy) if keep else None
+    value = run_reduction(op, red, plan, arrays, layout, keep=None if kept is None else layout.rows(kept))
+    return value, kept
 
 
 def _kernel_args(trace, leaves):
@@ -231,9 +337,8 @@ def _rows_map(recorder, fn, leaves):
     from ..engines.cpu.reduce import run_map
     if any(type(storage_of(a)) is not np.ndarray for a in leaves) or _sanitize.current() is not None:
         return None
-    F = recorder.fused_cls(fn, policy=recorder.policy)
     try:
-        trace = F._trace_for(recorder.policy, list(leaves))
+        trace = fn._trace_for(recorder.policy, list(leaves))
     except StagedFunction:
         return None
     kernel = trace.kernel
@@ -253,18 +358,20 @@ def _rows_map(recorder, fn, leaves):
 
 def run_staged(fused, policy, args, out):
     """``fused.fn(*args)`` as stages (the module docstring), under ``policy``, into ``out``."""
-    recorder = _Recorder(policy, type(fused))
+    recorder = _Recorder(policy, fused)
     staged = [Staged(recorder, ("leaf", a)) if not isinstance(a, _PY_SCALARS) else a for a in args]
     with use_policy(policy):
         result = fused.fn(*staged)
+        if isinstance(result, Staged):
+            _settle(result)
     if isinstance(result, Staged) and result._expr[0] != "leaf":
-        leaves, fn = _evaluator(result)
+        leaves, fn = recorder.stage(result)
         recorder.kernels += 1
         if out is None and not any(isinstance(a, Array) for a in args):
             done = _rows_map(recorder, fn, leaves)
             if done is not None:
                 return done
-        return type(fused)(fn, policy=policy)(*leaves, out=out)
+        return fn(*leaves, out=out)
     value = result._expr[1] if isinstance(result, Staged) else result
     if out is None:
         return value

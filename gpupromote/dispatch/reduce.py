@@ -229,10 +229,11 @@ def reduction_layout(shape, axis, keepdims, op) -> _Layout:
     return _Layout(shape, axes, keepdims)
 
 
-def run_reduction(op, red, plan, arrays, layout, mean_red=None, ddof=0, divisor=None):
+def run_reduction(op, red, plan, arrays, layout, mean_red=None, ddof=0, divisor=None, keep=None):
     """Run the Reduction ``red`` of ``plan`` over ``arrays`` ((M, K) views, or folded scalars):
     the result, of ``layout.out_shape``. var / std: ``mean_red`` first, then ``red`` over
-    ``arrays`` and the mean. ``divisor``: what a finish divides by, when not K (a mean of partial sums)."""
+    ``arrays`` and the mean. ``divisor``: what a finish divides by, when not K (a mean of partial sums).
+    ``keep``: the (M, K) view the kept value of ``red`` is stored in (kernel/reduce.py ``kept``)."""
     from ..engines.cpu import reduce as engine   # numba loads with the first reduction
     M, K = layout.M, layout.K
     result = np.empty(M, plan.result.numpy)
@@ -245,7 +246,7 @@ def run_reduction(op, red, plan, arrays, layout, mean_red=None, ddof=0, divisor=
         engine.run(mean_red, arrays, mean, K, float(K))
         engine.run(red, [*arrays, np.broadcast_to(mean[:, None], (M, K))], result, K, float(max(K - ddof, 0)))
     else:
-        engine.run(red, arrays, result, K, float(K if divisor is None else divisor))
+        engine.run(red, arrays, result, K, float(K if divisor is None else divisor), keep=keep)
     return result.reshape(layout.out_shape)
 
 

@@ -12,6 +12,10 @@ A ``Reduction`` is three small descriptions and one fixed order of combination:
     finish    an ir.Kernel of (acc, divisor) -> the stored value: a division by the count for
               mean / var, a sqrt for std, the cast to the result dtype; None: the accumulator cast
     scan      True for cumsum / cumprod: every prefix is stored, in order
+    kept      a node of map (a fused chain's value, before its cast to the accumulator) whose value
+              is also stored, per element, in an array of the operands' shape: a staged gp.fuse
+              function that reduces a chain and uses it again reads it there instead of
+              computing it twice (softmax's exp(x - max)); None for the others
 
 The order of combination depends on the row length only (``ORDER``): a row of K elements is cut into
 leaves of LEAF = 128 elements; a leaf is summed in LANES = 8 lanes (element k of the leaf into lane
@@ -60,11 +64,11 @@ _SEQUENTIAL = ("max", "min", "or", "and", "argmax", "argmin")
 class Reduction:
     """One reduction kernel (see the module docstring). Compares and hashes by ``text``."""
 
-    __slots__ = ("map", "combine", "acc", "finish", "scan", "expr", "tie", "narrow", "start", "label", "text", "digest",
-                 "_hash")
+    __slots__ = ("map", "combine", "acc", "finish", "scan", "expr", "tie", "narrow", "start", "kept", "label", "text",
+                 "digest", "_hash")
 
     def __init__(self, map_kernel: ir.Kernel, combine: str, finish: ir.Kernel | None = None, scan: bool = False,
-                 label: str = "reduce", tie: str = "last", narrow=None, start: str = "neg"):
+                 label: str = "reduce", tie: str = "last", narrow=None, start: str = "neg", kept=None):
         if combine not in COMBINES:
             raise ValueError(f"unknown combine {combine!r}: one of {COMBINES}")
         if tie not in TIES:
@@ -81,10 +85,15 @@ class Reduction:
         self.start = start if scan and combine == "add" and self.acc.kind in "fc" else "neg"
         if finish is not None and (finish.params[0].dtype is not self.acc or len(finish.params) != 2):
             raise ValueError("a finish kernel takes (acc, divisor) with acc of the accumulator's dtype")
+        if kept is not None and (scan or kept not in map_kernel.steps()):
+            raise ValueError("a kept value is a step of the map kernel of a reduction that is not a scan")
+        self.kept = kept
         parts = [f"reduce {combine} [{self.acc.code}] {self.expr}{' scan' if scan else ''}"
                  f"{'' if self.tie == 'last' else ' ties ' + self.tie}"
                  f"{'' if self.narrow is None else ' rounded to ' + self.narrow.code}"
-                 f"{'' if self.start == 'neg' else ' from +0'}", "map:", map_kernel.text]
+                 f"{'' if self.start == 'neg' else ' from +0'}"
+                 f"{'' if kept is None else f' keeps step {map_kernel.steps().index(kept)} [{kept.dtype.code}]'}",
+                 "map:", map_kernel.text]
         if finish is not None:
             parts += ["finish:", finish.text]
         self.text = "\n".join(parts)
@@ -247,9 +256,18 @@ def _reduction_of(plan, stage: str = "main") -> Reduction:
                      scan=scan, label=op, narrow=narrow, start="pos" if values in _POSITIVE_ZERO_SCANS else "neg")
 
 
-def fused(map_kernel: ir.Kernel, plan, label: str = "fused") -> Reduction:
+def fused(map_kernel: ir.Kernel, plan, label: str = "fused", keep: bool = False) -> Reduction:
     """A reduction whose element term is a fused chain's value (``map_kernel``, already of the
-    plan's input dtype): sum / prod / max / min / any / all / mean of it."""
+    plan's input dtype): sum / prod / max / min / any / all / mean of it. ``keep``: the chain's
+    value is also stored per element (``Reduction.kept``). Cached like reduction_of."""
+    key = ("fused", map_kernel, plan, label, keep)
+    red = _cache.get(key)
+    if red is None:
+        red = _cache[key] = _fused(map_kernel, plan, label, keep)
+    return red
+
+
+def _fused(map_kernel: ir.Kernel, plan, label: str, keep: bool) -> Reduction:
     op, acc, result = plan.op, plan.compute, plan.result
     combine = _COMBINE_OF[op]
     if combine in ("or", "and"):
@@ -259,7 +277,7 @@ def fused(map_kernel: ir.Kernel, plan, label: str = "fused") -> Reduction:
     k = ir.Kernel(map_kernel.params, value, map_kernel.checks, label=label)
     recip = getattr(plan, "values", "numpy") in _RECIPROCAL_MEANS
     return Reduction(k, combine, _finish(acc, result, op == "mean", reciprocal=recip), label=label,
-                     tie=tie_of(plan) if combine in ("max", "min") else "last")
+                     tie=tie_of(plan) if combine in ("max", "min") else "last", kept=map_kernel.value if keep else None)
 
 
 def tie_of(plan) -> str:

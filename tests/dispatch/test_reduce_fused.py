@@ -82,6 +82,96 @@ def test_a_reduction_of_a_chain_is_one_kernel(monkeypatch):
     _same(got, gp.sum(gp.multiply(x, y)))
 
 
+def test_softmax_computes_its_exp_once(monkeypatch):
+    """The sum's kernel keeps exp(x - max) (kernel/reduce.py ``kept``); the last stage divides the
+    kept values and has no exp of its own. Three kernels."""
+    from gpupromote.engines.cpu import reduce as engine
+    keeps, maps = [], []
+    original_fused, original_map = fuse_stages._fused_reduction, engine.run_map
+
+    def spy_fused(recorder, op, leaves, fn, kwargs, keep=False):
+        keeps.append((op, keep))
+        return original_fused(recorder, op, leaves, fn, kwargs, keep)
+
+    def spy_map(kernel, args, out):
+        maps.append(kernel.text)
+        return original_map(kernel, args, out)
+    monkeypatch.setattr(fuse_stages, "_fused_reduction", spy_fused)
+    monkeypatch.setattr(engine, "run_map", spy_map)
+    counts = []
+    original_settle = fuse_stages._settle
+    monkeypatch.setattr(fuse_stages, "_settle", lambda root: (original_settle(root), counts.append(root._tracer.kernels)))
+    got = gp.fuse(softmax)(X)
+    assert keeps == [("sum", True)]
+    assert len(maps) == 1 and "exp" not in maps[0] and "true_divide" in maps[0]
+    assert counts == [2]   # max, then the sum keeping exp(x - max); the division is the third
+    _same(got, _eager(softmax, (X,), "numpy"))
+
+
+def _kept_softmax(x):
+    e = gp.exp(x * 0.5)
+    return e / gp.sum(e, axis=-1, keepdims=True)
+
+
+def _kept_twice(x):
+    e = gp.exp(x)
+    return e / gp.sum(e, axis=-1, keepdims=True) + gp.max(e, axis=-1, keepdims=True)
+
+
+def _kept_axis0(x):
+    t = gp.tanh(x)
+    return t - gp.max(t, axis=0)
+
+
+def _kept_whole(x):
+    s = gp.sigmoid(x)
+    return s * gp.mean(s)
+
+
+def _kept_bool(x):
+    b = x > 0.1
+    return gp.logical_and(b, gp.all(b, axis=-1, keepdims=True))
+
+
+def _kept_and_reduced_inside(x):
+    e = gp.square(x) + 1
+    return gp.sum(e / gp.max(e, axis=-1, keepdims=True), axis=-1)
+
+
+_KEPT = [_kept_softmax, _kept_twice, _kept_axis0, _kept_whole, _kept_bool, _kept_and_reduced_inside]
+_KEPT_DTYPES = [("float32", "numpy"), ("float16", "torch"), ("bfloat16", "jax")]
+
+
+@pytest.mark.parametrize("dtype, policy", _KEPT_DTYPES, ids=[f"{d}-{p}" for d, p in _KEPT_DTYPES])
+@pytest.mark.parametrize("fn", _KEPT, ids=[f.__name__[1:] for f in _KEPT])
+def test_a_chain_reduced_and_used_again_equals_eager(fn, dtype, policy):
+    import ml_dtypes
+    x = X[:9, :200].astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    try:
+        want = _eager(fn, (x,), policy)
+    except (gp.PromotionError, TypeError) as exc:
+        with pytest.raises(type(exc)):
+            gp.fuse(fn, policy=policy)(x)
+        return
+    _same(gp.fuse(fn, policy=policy)(x), want)
+
+
+def test_a_fused_function_called_again_reuses_its_stages():
+    """The stages' Fused functions are kept on the fused function, keyed by their recorded tree:
+    a second call traces nothing new; a different constant is a different stage."""
+    f = gp.fuse(lambda x: gp.exp(x * 0.5) / gp.sum(gp.exp(x * 0.5), axis=-1, keepdims=True))
+    f(X)
+    stages = dict(f._stages)
+    traces = {k: len(F._traces) for k, F in stages.items()}
+    _same(f(X), _eager(lambda x: gp.exp(x * 0.5) / gp.sum(gp.exp(x * 0.5), axis=-1, keepdims=True), (X,), "numpy"))
+    assert f._stages == stages and {k: len(F._traces) for k, F in f._stages.items()} == traces
+    g = gp.fuse(lambda x, c: gp.sum(x * c, axis=-1))
+    _same(g(X, 0.5), gp.sum(gp.multiply(X, 0.5), axis=-1))
+    _same(g(X, -0.0), gp.sum(gp.multiply(X, -0.0), axis=-1))
+    _same(g(X, 0.0), gp.sum(gp.multiply(X, 0.0), axis=-1))
+    assert len(g._stages) == 3
+
+
 _BINARY = ["add", "subtract", "multiply", "maximum"]
 _UNARY = ["exp", "negative", "absolute", "square"]
 _REDUCE = [("sum", {}), ("mean", {"axis": -1, "keepdims": True}), ("max", {"axis": 0}), ("prod", {"axis": 1}),

@@ -68,3 +68,25 @@ def test_kernel_names_are_the_ones_the_source_defines():
     for name in R.kernel_names(red):
         assert f'extern "C" __global__ void {name}(' in src
     assert D.float32 is red.acc
+
+
+@needs_nvrtc
+def test_reductions_that_keep_their_chain_compile_to_sass():
+    """kernel/reduce.py ``kept`` (a staged gp.fuse reduction storing the chain it reduces): every
+    fused combine on the stored dtypes a chain can end in, down to SASS."""
+    from gpupromote.dispatch.reduce import reduction_plan
+    from gpupromote.core.ops import op_named
+    from gpupromote.kernel import ir
+    from gpupromote.kernel.reduce import fused
+    reds = []
+    for op, dt, policy in (("sum", "float32", "numpy"), ("max", "float16", "torch"), ("mean", "bfloat16", "jax"),
+                           ("any", "bool", "numpy"), ("prod", "int8", "numpy"), ("min", "float64", "jax"),
+                           ("sum", "complex64", "numpy"), ("all", "float8_e4m3fn", "torch")):
+        d = D.dtype(dt)
+        x = ir.param(0, d)
+        op1 = "logical_not" if d.kind == "b" else "negative"
+        chain = ir.Kernel([x], ir.apply(op1, (x,), d, d, op_named(op1).expression(d, d)), label=op1)
+        reds.append(fused(chain, reduction_plan(op, d, 2, None, policy), label=f"kept_{op}", keep=True))
+    src = R.reduction_source(reds)
+    assert src.count("keep + m * keep_sm + k * keep_sk") == len(reds)
+    assert _compile(reds, syntax_only=False)

@@ -76,11 +76,13 @@ def _stages(op, plan):
     return [reduction_of(plan)]
 
 
-def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse):
+def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse, keep=None):
     name = cuda.reduction_name(red)
     store = out.view(cpu.storage_view(red.out)) if cpu.storage_view(red.out) is not None else out
     views = [v.view(cpu.storage_view(d)) if cpu.storage_view(d) is not None else v
              for v, d in zip(views, [p.dtype for p in red.params])]
+    if keep is not None:   # the kept value's array goes after the operands (engines/cuda/reduce._operand_params)
+        views.append(keep.view(cpu.storage_view(red.kept.dtype)) if cpu.storage_view(red.kept.dtype) is not None else keep)
     if red.combine in ("argmax", "argmin"):
         _launch(lib, f"{name}_rows", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_double(div),
                                                    _ptr(store), *_operand_args(views)], reverse)
@@ -121,12 +123,31 @@ SWEEP += [(op, dt, shape, axis) for op in SWEEP_OPS for dt in ("float32", "bfloa
           if not (op == "cumsum" and isinstance(axis, tuple))]
 
 
+# Reductions of a fused chain that keep the chain's value (kernel/reduce.py ``kept``: softmax's
+# exp(x - max), stored as it is summed): (op, chain, dtype, policy, rows, K)
+KEPT = [("sum", lambda x, m: gp.exp(x - m), "float32", "numpy", 3, 1000),
+        ("max", lambda x, m: gp.tanh(x * m), "float16", "torch", 4, 300),
+        ("mean", lambda x, m: x * x + m, "bfloat16", "jax", 2, 4097),
+        ("any", lambda x, m: x > m, "float32", "numpy", 3, 200),
+        ("sum", lambda x, m: gp.sigmoid(x) * m, "float16", "numpy", 2, 129)]
+
+
+def _kept_reduction(case):
+    from gpupromote.dispatch.reduce import reduction_plan
+    from gpupromote.kernel.reduce import fused
+    op, chain, dt, pol, M, K = case
+    x, m = _data(dt, (M, K), M + K, "sum"), _data(dt, (M, 1), M, "sum")
+    kernel = gp.fuse(chain, policy=pol).kernel(x, m)
+    return fused(kernel, reduction_plan(op, kernel.out, 2, None, pol), label=f"kept_{op}", keep=True), x, m
+
+
 @pytest.fixture(scope="module")
 def library():
     plans = [plan_for(op, [gp.spec(dt)], pol) for op, dt, pol, _, _ in CASES]
     plans += [plan_for(op, [gp.spec(dt)], "numpy") for op, dt, _, _ in SWEEP]
     ops = [c[0] for c in CASES] + [c[0] for c in SWEEP]
     reds = list({cuda.reduction_name(r): r for op, p in zip(ops, plans) for r in _stages(op, p)}.values())
+    reds += [_kept_reduction(case)[0] for case in KEPT]
     b = hostcuda.builder()
     key = b.submit(cuda.reduction_source(reds))
     return b.library(key)
@@ -154,6 +175,22 @@ def test_host_cuda_reduction_equals_the_cpu_engine(library, case):
                 f"{op} {dt} grid {grid}x{block}: host CUDA {got[:4]} vs CPU {want[:4]}"
             if not red.scan:
                 views = [x, np.broadcast_to(want[:, None], (M, K))]
+
+
+@pytest.mark.parametrize("case", KEPT, ids=[f"{c[0]}-{c[2]}-{c[3]}-{c[4]}x{c[5]}" for c in KEPT])
+def test_host_cuda_kept_chain_values_equal_the_cpu_engine(library, case):
+    red, x, m = _kept_reduction(case)
+    M, K = x.shape
+    views = [x, np.broadcast_to(m, (M, K))]
+    div = float(K)
+    want, want_kept = np.empty(M, red.out.numpy), np.empty((M, K), red.kept.dtype.numpy)
+    cpu.run(red, views, want, K, div, keep=want_kept)
+    np.testing.assert_array_equal(_bits(want_kept), _bits(gp.fuse(case[1], policy=case[3])(x, m)))
+    for grid, block, reverse in ((1, 1, False), (3, 5, True)):
+        got, got_kept = np.zeros(M, red.out.numpy), np.zeros((M, K), red.kept.dtype.numpy)
+        _run_cuda(library, red, views, M, K, div, got, grid, block, reverse, keep=got_kept)
+        assert _bits(got).tobytes() == _bits(want).tobytes(), f"{case[0]} {case[2]} grid {grid}x{block}: {got} vs {want}"
+        assert _bits(got_kept).tobytes() == _bits(want_kept).tobytes(), f"{case[0]} {case[2]} grid {grid}x{block}: kept values"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -45,7 +45,10 @@ _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 
 def _args(red: Reduction) -> str:
-    return ", ".join(f"s{p.index}" if p.folded else f"x{p.index}" for p in red.params)
+    """The operands every generated function takes, in order, then ``keep`` (the array the kept
+    value is stored in) for a reduction that keeps one."""
+    names = [f"s{p.index}" if p.folded else f"x{p.index}" for p in red.params]
+    return ", ".join(names + (["keep"] if red.kept is not None else []))
 
 
 def _lower_lines(kernel, param, indent):
@@ -61,6 +64,9 @@ def _elem_lines(red: Reduction, rowwise=frozenset()) -> list[str]:
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
     names, lines, direct = _lower_lines(red.map, param, "    ")
     value = names[red.map.value] if direct is None else _cast(names[direct], direct.dtype, red.map.out)
+    if red.kept is not None:   # (an element may be visited twice: max / min's lanes, then its pass; the same value)
+        kept = value if red.kept is red.map.value else names[red.kept]
+        lines.append(f"    keep[m, k] = {_store(kept, red.kept.dtype, red.kept.dtype)}")
     return [f"def elem({_args(red)}, m, k):", *lines, f"    return {value}"]
 
 
@@ -154,7 +160,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
 
 
 def _has_native(red: Reduction, rowwise) -> bool:
-    return not red.scan and not rowwise and len(red.params) == 1 and not red.params[0].folded
+    return not red.scan and not rowwise and len(red.params) == 1 and not red.params[0].folded and red.kept is None
 
 
 def _storage_np(d: D.DType) -> str:
@@ -310,15 +316,21 @@ def reduction_for(red: Reduction, rowwise=frozenset()) -> _Compiled:
     return c
 
 
-def run(red: Reduction, args, out, K: int, div: float = 0.0):
+def run(red: Reduction, args, out, K: int, div: float = 0.0, keep=None):
     """Evaluate ``red`` over ``args`` (2-d (rows, K) views, or folded scalars) into ``out``: 1-d
-    (rows,) for a reduction, 2-d (rows, K) for a scan."""
+    (rows,) for a reduction, 2-d (rows, K) for a scan. ``keep``: the (rows, K) array the kept
+    value goes to, for a reduction that keeps one."""
+    if (keep is None) != (red.kept is None):
+        raise ValueError(f"reduction {red.label}: keep= is the array for its kept value, and only for one that keeps one")
     rowwise = frozenset(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[1] > 1
                         and a.strides[1] == 0 and not red.scan)
     if rowwise:
         args = [a[:, 0] if i in rowwise else a for i, a in enumerate(args)]
     c = reduction_for(red, rowwise)
     args = [a if v is None or not isinstance(a, np.ndarray) else a.view(v) for a, v in zip(args, c.views)]
+    if keep is not None:
+        view = storage_view(red.kept.dtype)
+        args = [*args, keep if view is None else keep.view(view)]
     o = out if c.out_view is None else out.view(c.out_view)
     M = o.shape[0]
     mod = c.module

@@ -72,6 +72,8 @@ def _functor(red: Reduction, fname: str) -> str:
             members.append(f"  {compute_ctype(p.dtype)} s{p.index};")
         else:
             members.append(f"  const char* x{p.index}; long long x{p.index}_sm, x{p.index}_sk;")
+    if red.kept is not None:
+        members.append("  char* keep; long long keep_sm, keep_sk;")
 
     def param(p):
         if p.folded:
@@ -83,6 +85,10 @@ def _functor(red: Reduction, fname: str) -> str:
     names, steps, direct = ir.lower(red.map, param, cast_text, apply_text, const_text)
     lets = [f"    const {compute_ctype(node.dtype)} {name} = {value};" for name, node, value in steps]
     value = names[red.map.value] if direct is None else cast_text(names[direct], direct.dtype, red.map.out)
+    if red.kept is not None:   # (the engines store the same value: an element visited twice writes it twice)
+        kept = value if red.kept is red.map.value else names[red.kept]
+        lets.append(f"    *reinterpret_cast<{storage_ctype(red.kept.dtype)}*>(keep + m * keep_sm + k * keep_sk) = "
+                    f"{_stored_text(kept, red.kept.dtype, red.kept.dtype)};")
     acc = _acc_c(red)
     expr = red.expr.replace("in0", "a").replace("in1", "b")
     if red.tie != "last":   # which of two equal values (0.0, -0.0) max / min keep; NaN wins
@@ -103,16 +109,20 @@ def _functor(red: Reduction, fname: str) -> str:
             fin_lets = [f"    const {compute_ctype(node.dtype)} {name} = {value};" for name, node, value in fsteps]
             node = fdirect if fdirect is not None else red.finish.value
             src, src_name = node.dtype, fnames[node]
-        if out.code in ("f2", "bf", "e4", "e5"):
-            stored = round_to_narrow_text(src_name, src, out)
-        elif out.code in STORE_FUNCTIONS:
-            stored = f"{STORE_FUNCTIONS[out.code]}({cast_text(src_name, src, out)})"
-        else:
-            stored = f"({storage_ctype(out)})({cast_text(src_name, src, out)})"
+        stored = _stored_text(src_name, src, out)
         lines += [f"  GP_DEV static {storage_ctype(out)} fin({acc} a, double div) {{", *fin_lets,
                   f"    return {stored};", "  }"]
     lines.append("};")
     return "\n".join(lines) + "\n"
+
+
+def _stored_text(name: str, src, out) -> str:
+    """The storage value of ``name`` (of dtype ``src``) stored as ``out``."""
+    if out.code in ("f2", "bf", "e4", "e5"):
+        return round_to_narrow_text(name, src, out)
+    if out.code in STORE_FUNCTIONS:
+        return f"{STORE_FUNCTIONS[out.code]}({cast_text(name, src, out)})"
+    return f"({storage_ctype(out)})({cast_text(name, src, out)})"
 
 
 def _operand_params(red: Reduction) -> tuple[list[str], str]:
@@ -124,6 +134,9 @@ def _operand_params(red: Reduction) -> tuple[list[str], str]:
         else:
             decls += [f"const char* __restrict__ x{p.index}", f"long long x{p.index}_sm", f"long long x{p.index}_sk"]
             inits += [f"x{p.index}", f"x{p.index}_sm", f"x{p.index}_sk"]
+    if red.kept is not None:
+        decls += ["char* __restrict__ keep", "long long keep_sm", "long long keep_sk"]
+        inits += ["keep", "keep_sm", "keep_sk"]
     return decls, "{" + ", ".join(inits) + "}"
 
 
@@ -311,11 +324,12 @@ def _grid(n: int) -> int:
     return max(1, min(-(-n // _BLOCK), 1 << 20))
 
 
-def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0):
+def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0, keep=None):
     """``red`` over ``args`` on the current device into ``out`` (a contiguous CuPy array of the
     result's storage: (rows,) for a reduction, (rows, K) for a scan). An array operand is a
     (rows, K) CuPy view, or (array, row stride, K stride) in bytes (a stride 0 broadcasts it);
-    a folded operand is its value. The grid never changes the result (the module docstring)."""
+    a folded operand is its value. The grid never changes the result (the module docstring).
+    ``keep``: the (rows, K) CuPy array of the kept value's storage, for a reduction that keeps one."""
     import numpy as np
     from .device import cupy_module
     cp = cupy_module()
@@ -327,6 +341,10 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0)
             ops += [a[0], np.int64(a[1]), np.int64(a[2])]
         else:
             ops += [a, np.int64(a.strides[0]), np.int64(a.strides[1])]
+    if (keep is None) != (red.kept is None):
+        raise ValueError(f"reduction {red.label}: keep= is the array for its kept value, and only for one that keeps one")
+    if keep is not None:
+        ops += [keep, np.int64(keep.strides[0]), np.int64(keep.strides[1])]
     M = out.shape[0]
     mod = _module(red, device_id)
     name = reduction_name(red)
