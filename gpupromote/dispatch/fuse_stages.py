@@ -38,6 +38,7 @@ from .array import Array
 from .folding import fold_operand
 from . import sanitize as _sanitize
 from .operands import storage_of
+from ..engines.cpu.pool import alloc
 
 __all__ = ["StagedFunction", "Staged", "run_staged"]
 
@@ -57,6 +58,7 @@ class _Recorder:
         # the stages' Fused functions, kept on the fused function across calls (so their traces
         # are too), keyed by the policy and the stage's recorded tree
         self.stages = fused.__dict__.setdefault("_stages", {})
+        self.scratch = set()   # ids of the kept chains' arrays: this call's own, free to overwrite at its end
         self.kernels = 0   # kernels launched (for tests and the docs' counts)
 
     def record(self, op, args, policy=None, out=None, form=Form.FUNCTION):
@@ -195,43 +197,43 @@ for _d, _op in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equa
 def _evaluator(x: Staged):
     """(leaves, tree): the arrays a recorded chain reads, in order of first use, and the chain as a
     tree of ("arg", i), ("const", value) and ("op", name, args, form) over them."""
-    leaves, index = [], {}
+    leaves = []
+    return leaves, _collect(x, leaves, {})
 
-    def collect(e):
-        if isinstance(e, Staged):
-            e = e._settled()
-            if e[0] == "leaf":
-                key = id(e[1])
-                if key not in index:
-                    index[key] = len(leaves)
-                    leaves.append(e[1])
-                return ("arg", index[key])
-            return ("op", e[1], tuple(collect(a) for a in e[2]), e[3])
-        return ("const", e)
 
-    return leaves, collect(x)
+# Note: module functions, not closures that call themselves: such a closure is a reference cycle,
+# which would keep the arrays it saw (the call's leaves, a pooled kept buffer) until the next GC.
+def _collect(e, leaves, index):
+    if isinstance(e, Staged):
+        e = e._settled()
+        if e[0] == "leaf":
+            key = id(e[1])
+            if key not in index:
+                index[key] = len(leaves)
+                leaves.append(e[1])
+            return ("arg", index[key])
+        return ("op", e[1], tuple(_collect(a, leaves, index) for a in e[2]), e[3])
+    return ("const", e)
 
 
 def _tree_function(tree):
     """A function of the leaves that computes ``tree`` with gp ops (what gp.fuse traces into one
     kernel); a subtree used twice is computed once."""
-    def fn(*args):
-        from .eager import call
-        from .opfunctions import OP_FUNCTIONS as ops   # the public op functions (gp.add ...)
-        memo = {}
+    return lambda *args: _computed(tree, args, {})
 
-        def ev(t):
-            if t[0] == "arg":
-                return args[t[1]]
-            if t[0] == "const":
-                return t[1]
-            key = id(t)
-            if key not in memo:
-                values = [ev(a) for a in t[2]]
-                memo[key] = ops[t[1]](*values) if t[3] == Form.FUNCTION else call(t[1], values, form=t[3])
-            return memo[key]
-        return ev(tree)
-    return fn
+
+def _computed(t, args, memo):
+    from .eager import call
+    from .opfunctions import OP_FUNCTIONS as ops   # the public op functions (gp.add ...)
+    if t[0] == "arg":
+        return args[t[1]]
+    if t[0] == "const":
+        return t[1]
+    key = id(t)
+    if key not in memo:
+        values = [_computed(a, args, memo) for a in t[2]]
+        memo[key] = ops[t[1]](*values) if t[3] == Form.FUNCTION else call(t[1], values, form=t[3])
+    return memo[key]
 
 
 _MAX_STAGES = 64
@@ -309,8 +311,10 @@ def _fused_reduction(recorder, op, leaves, fn, kwargs, keep=False):
     red = fused(kernel, plan, label=f"{op}_of_{kernel.label}", keep=keep)
     layout = reduction_layout(shape, kwargs.get("axis"), kwargs.get("keepdims", False), op)
     arrays = [layout.rows(np.broadcast_to(a, shape)) if not p.folded else a for a, p in zip(kargs, kernel.params)]
-    kept = np.empty(shape, kernel.out.numpy) if keep else None
+    kept = alloc(shape, kernel.out.numpy) if keep else None
     value = run_reduction(op, red, plan, arrays, layout, keep=None if kept is None else layout.rows(kept))
+    if kept is not None:
+        recorder.scratch.add(id(kept))
     return value, kept
 
 
@@ -350,9 +354,19 @@ def _rows_map(recorder, fn, leaves):
     if len(shape) < 1 or 0 in shape or any(type(a) is not np.ndarray for a in (kargs[k] for k in kernel.arrays)):
         return None
     M, K = int(np.prod(shape[:-1])), shape[-1]
+    # a kept chain's array of the result's shape and dtype, which nothing reads after this stage,
+    # becomes the result: written in place, one large buffer fewer to fault in
+    inplace = None
+    for i, (a, p) in enumerate(zip(kargs, kernel.params)):
+        if not p.folded and id(a) in recorder.scratch and a.shape == shape and a.dtype == kernel.out.numpy \
+                and a.flags.c_contiguous:
+            inplace = i
+            break
+    result = kargs[inplace] if inplace is not None else alloc(shape, kernel.out.numpy)
     arrays = [a if p.folded else np.broadcast_to(a, shape).reshape(M, K) for a, p in zip(kargs, kernel.params)]
-    result = np.empty(shape, kernel.out.numpy)
-    run_map(kernel, arrays, result.reshape(M, K))
+    if inplace is not None:
+        arrays[inplace] = result.reshape(M, K)
+    run_map(kernel, arrays, arrays[inplace] if inplace is not None else result.reshape(M, K), inplace)
     return result
 
 

@@ -40,7 +40,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, apply_text as _a
 
 __all__ = ["reduce_source", "reduction_for", "run", "map_source", "run_map"]
 
-GENERATOR_VERSION = 6
+GENERATOR_VERSION = 7
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 
@@ -245,24 +245,41 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
     return lines
 
 
+# max / min of a float row as an integer max / min of an order-preserving key of its bits (a
+# reduction LLVM vectorizes without fast-math, which a NaN-propagating float compare is not):
+# key = bits ^ ((bits >> (w - 1)) & (2**(w-1) - 1)) orders -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN
+_KEYS = {32: ("np.int32", "_gpm_as_i32", "_gpm_as_f32"), 64: ("np.int64", "_gpm_as_i64", "_gpm_as_f64")}
+
+
 def _minmax_lanes(red: Reduction, args: str) -> list[str]:
-    """max / min of a row in eight lanes (vectorizable) first: equal to the one sequential pass
-    whenever the result is neither a zero (whose sign the tie rule picks) nor a NaN (whose payload
-    the first NaN gives): equal values are then the same bits. Otherwise the pass decides."""
-    if red.combine not in ("max", "min"):
+    """max / min of a row as one vectorizable pass: the integer max and min of the elements' keys
+    (floats; the values themselves for integers). Equal to the sequential pass whenever the result
+    is neither a zero (whose sign the tie rule picks) nor a NaN (whose payload the first NaN
+    gives) -- equal values are then the same bits -- so only those rows run the pass."""
+    if red.combine not in ("max", "min") or red.acc.kind not in "fiu":
         return []
-    lines = ["        if K >= 4 * LANES:"]
-    lines += [f"            r{j} = elem({args}, m, {j})" for j in range(LANES)]
-    lines += [f"            k = {LANES}", f"            while k + {LANES} <= K:"]
-    lines += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
-    lines += [f"                k += {LANES}", "            while k < K:", f"                r0 = comb(r0, elem({args}, m, k))",
-              "                k += 1",
-              "            v = comb(comb(comb(r0, r1), comb(r2, r3)), comb(comb(r4, r5), comb(r6, r7)))"]
-    if red.acc.kind == "f":
-        lines += ["            if (v != 0) & (v == v):", "                out[m] = fin(v, div)", "                continue"]
-    else:
-        lines += ["            out[m] = fin(v, div)", "            continue"]
-    return lines
+    pick = "hi" if red.combine == "max" else "lo"
+    if red.acc.kind in "iu":
+        return ["        if K >= 2:", f"            hi = lo = elem({args}, m, 0)", "            for k in range(1, K):",
+                f"                q = elem({args}, m, k)", "                hi = max(hi, q)", "                lo = min(lo, q)",
+                f"            out[m] = fin({pick}, div)", "            continue"]
+    width = 64 if red.acc.code == "f8" else 32
+    itype, as_int, as_float = _KEYS[width]
+    mask = f"{itype}({(1 << (width - 1)) - 1})"
+
+    def key(v):
+        return f"{as_int}({v}) ^ (({as_int}({v}) >> {itype}({width - 1})) & {mask})"
+    pinf = 0x7FF0000000000000 if width == 64 else 0x7F800000
+    ninf = (pinf | (1 << (width - 1))) ^ ((1 << (width - 1)) - 1)   # the key of -inf, as unsigned
+    ninf -= 1 << width                                             # ... as signed
+    return ["        if K >= 2:",
+            f"            hi = lo = {key(f'elem({args}, m, 0)')}",
+            "            for k in range(1, K):",
+            f"                q = {key(f'elem({args}, m, k)')}",
+            "                hi = max(hi, q)", "                lo = min(lo, q)",
+            f"            if (hi <= {itype}({pinf})) & (lo >= {itype}({ninf})) & ({pick} != 0) & ({pick} != -1):",
+            f"                out[m] = fin({as_float}({itype}({pick} ^ (({pick} >> {itype}({width - 1})) & {mask}))), div)",
+            "                continue"]
 
 
 def _arg_lines(red: Reduction, args: str) -> list[str]:
@@ -411,9 +428,11 @@ def _long_row(mod, c, args, o, K, div):
 _KIND_INDEX = {"full": "[m, k]", "row": "[m]", "col": "[k]"}
 
 
-def map_source(kernel: ir.Kernel, kinds: tuple) -> str:
+def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> str:
     """The generated module of ``kernel`` as ``apply(operands, out, m0, m1)`` over the rows m0..m1
-    of a 2-d ``out``; ``kinds[i]``: "full", "row", "col" or "scalar" for operand i."""
+    of a 2-d ``out``; ``kinds[i]``: "full", "row", "col" or "scalar" for operand i. ``inplace``:
+    the "full" operand that is ``out`` itself, stored through its own name (one array to LLVM,
+    so the loop needs no overlap test, which it would fail, and stays vectorized)."""
     args = ", ".join(f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params)
 
     def param(p):
@@ -426,7 +445,8 @@ def map_source(kernel: ir.Kernel, kinds: tuple) -> str:
     listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
     return "\n".join([
         f'"""gpupromote CPU row-map kernel (generator v{GENERATOR_VERSION}) of the IR:', listing,
-        f"operand kinds: {list(kinds)}", 'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
+        f"operand kinds: {list(kinds)}{'' if inplace is None else f', written in place of operand {inplace}'}",
+        'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
         "import numpy as np",
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
@@ -436,17 +456,20 @@ def map_source(kernel: ir.Kernel, kinds: tuple) -> str:
         "    for m in range(m0, m1):",
         "        for k in range(out.shape[1]):",
         *lines,
-        f"            out[m, k] = {_store(names[src], src.dtype, kernel.out)}",
+        f"            {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store(names[src], src.dtype, kernel.out)}",
     ]) + "\n"
 
 
 _maps: dict = {}
 
 
-def run_map(kernel: ir.Kernel, args, out):
+def run_map(kernel: ir.Kernel, args, out, inplace: int | None = None):
     """``kernel`` over ``args`` ((rows, K) views or folded scalars) into the 2-d ``out`` (its
-    dtype's storage), over threads by rows."""
+    dtype's storage), over threads by rows. ``inplace``: the index of an operand that is ``out``
+    itself (the same (rows, K) array: each element is read, then written, by one step)."""
     M, K = out.shape
+    if inplace is not None and (args[inplace] is not out or kernel.params[inplace].dtype is not kernel.out):
+        raise ValueError(f"run_map: operand {inplace} is not the output array of {kernel.label}")
     kinds, kargs = [], []
     for p, a in zip(kernel.params, args):
         if p.folded:
@@ -464,13 +487,13 @@ def run_map(kernel: ir.Kernel, args, out):
         else:
             kinds.append("full")
             kargs.append(a)
-    key = (kernel, tuple(kinds))
+    key = (kernel, tuple(kinds), inplace)
     mod = _maps.get(key)
     if mod is None:
         with _lock:
             mod = _maps.get(key)
             if mod is None:
-                mod = _maps[key] = _load_module(map_source(kernel, tuple(kinds)))
+                mod = _maps[key] = _load_module(map_source(kernel, tuple(kinds), inplace))
     view = storage_view(kernel.out)
     o = out if view is None else out.view(view)
     try:
