@@ -93,9 +93,9 @@ def test_softmax_computes_its_exp_once(monkeypatch):
         keeps.append((op, keep))
         return original_fused(recorder, op, leaves, fn, kwargs, keep)
 
-    def spy_map(kernel, args, out):
-        maps.append(kernel.text)
-        return original_map(kernel, args, out)
+    def spy_map(kernel, args, out, inplace=None):
+        maps.append((kernel.text, inplace))
+        return original_map(kernel, args, out, inplace)
     monkeypatch.setattr(fuse_stages, "_fused_reduction", spy_fused)
     monkeypatch.setattr(engine, "run_map", spy_map)
     counts = []
@@ -103,7 +103,8 @@ def test_softmax_computes_its_exp_once(monkeypatch):
     monkeypatch.setattr(fuse_stages, "_settle", lambda root: (original_settle(root), counts.append(root._tracer.kernels)))
     got = gp.fuse(softmax)(X)
     assert keeps == [("sum", True)]
-    assert len(maps) == 1 and "exp" not in maps[0] and "true_divide" in maps[0]
+    assert len(maps) == 1 and "exp" not in maps[0][0] and "true_divide" in maps[0][0]
+    assert maps[0][1] == 0   # written in place of the kept exp(x - max), which nothing reads after it
     assert counts == [2]   # max, then the sum keeping exp(x - max); the division is the third
     _same(got, _eager(softmax, (X,), "numpy"))
 

@@ -82,13 +82,22 @@ CASES = _cases()
 
 
 def _spy(monkeypatch):
+    """The splits of the Python path: elementwise kernels (threads.run_split) and the row maps that
+    run 2-d calls with a broadcast operand (engines/cpu/reduce.run_map, by rows)."""
+    from gpupromote.engines.cpu import reduce as cpu_reduce
     calls = []
-    real = _cpu_threads.run_split
+    real, real_parallel = _cpu_threads.run_split, cpu_reduce._parallel
 
     def watched(*args):
         calls.append(args[-1])
         return real(*args)
+
+    def watched_rows(fn, bounds):
+        if len(bounds) > 1:
+            calls.append(bounds)
+        return real_parallel(fn, bounds)
     monkeypatch.setattr(_cpu_threads, "run_split", watched)
+    monkeypatch.setattr(cpu_reduce, "_parallel", watched_rows)
     return calls
 
 

@@ -264,6 +264,11 @@ class _Compiled:
         ins, o = _coalesce(ins, o)
         for i, a in zip(self.arrays, ins):
             args[i] = a
+        if o.ndim == 2 and not self.nflags and _rows_and_columns(ins, o):
+            # why: a stride-0 operand (x - x.max(axis=-1, keepdims=True), x * w) keeps the strided
+            # loop from vectorizing; the row map reads it once per row or as one row
+            from .reduce import run_map
+            return run_map(self.kernel, args, o)
         if o.ndim <= MAX_STRIDED_NDIM:
             return _launch(self, self.strided(o.ndim), args, o, tail, context)
         fn, lead = self.strided(MAX_STRIDED_NDIM), o.ndim - MAX_STRIDED_NDIM
@@ -282,6 +287,21 @@ class _Compiled:
             raise no_kernel(self.kernel, context, exc) from None
         index = args[self._tables.position].view(np.uint8 if self.table_bits == 8 else np.uint16)
         return _launch(self, functools.partial(_tables.gather, table), [index], out, (), context)
+
+
+def _rows_and_columns(ins, out) -> bool:
+    """Whether a 2-d call is C-contiguous rows and operands that are such rows, one value per row
+    (stride 0 along the rows) or one row for all (stride 0 down the columns), with at least one
+    broadcast: what engines/cpu/reduce.run_map runs as vector loops."""
+    if not out.flags.c_contiguous or out.shape[1] < 2:
+        return False
+    broadcast = False
+    for a in ins:
+        if a.strides[1] == 0 or (a.strides[0] == 0 and a.strides[1] == a.itemsize):
+            broadcast = True
+        elif not a.flags.c_contiguous:
+            return False
+    return broadcast
 
 
 def _launch(compiled, fn, args, out, tail, context):

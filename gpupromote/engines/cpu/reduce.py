@@ -496,8 +496,10 @@ def run_map(kernel: ir.Kernel, args, out, inplace: int | None = None):
                 mod = _maps[key] = _load_module(map_source(kernel, tuple(kinds), inplace))
     view = storage_view(kernel.out)
     o = out if view is None else out.view(view)
+    # split as the elementwise kernels split (threads.MIN_CHUNK elements a thread at least), by rows
+    parts = min(_threads.thread_count(), M, max(1, (M * K) // _threads.MIN_CHUNK))
     try:
-        _over_rows(lambda m0, m1: mod.apply(*kargs, o, m0, m1), M, K)
+        _parallel(lambda m0, m1: mod.apply(*kargs, o, m0, m1), _split(M, parts) if parts > 1 else [(0, M)])
     except numba_errors.NumbaError as exc:
         raise TypeError(f"the CPU engine has no row-map kernel for {kernel.label} "
                         f"({str(exc).splitlines()[0][:200]}):\n{kernel.text}") from None
