@@ -8,7 +8,12 @@ Rows:
   * ``reduce fused sum(x*y) N=1e7 float32``: gp.fuse(lambda x, y: gp.sum(x * y)), one reduction
     kernel reading x and y once, against np.sum(x * y) and torch.sum(x * y).
   * ``softmax rows 4096x1024 float32``: softmax over the last axis written with gp functions inside
-    gp.fuse (three kernels), against the same in eager NumPy and torch.softmax(x, dim=-1).
+    gp.fuse (three kernels; the sum's kernel keeps exp(x - max), which the last one divides in
+    place), against the same in eager NumPy and torch.softmax(x, dim=-1).
+  * ``layer norm rows 4096x1024 float32``: layer norm over the last axis (mean, mean of squared
+    deviations, the normalized affine result) inside gp.fuse, against the same in eager NumPy and
+    torch.nn.functional.layer_norm. No goal: the issue names softmax; this row shows the other
+    function it names.
   * ``reduce: one call, sum of 100 float32``: the time of one small call (the compiled dispatcher,
     dispatch/fastpath/reduce_op.c; ``gp.sum.__wrapped__``: the Python fast path) against np.sum.
 
@@ -177,3 +182,48 @@ def test_numpy_sum_small(benchmark):
     benchmark.group = _SMALL
     benchmark.extra_info["impl"] = "numpy"
     benchmark(np.sum, _X100)
+
+
+# --- layer norm over rows -------------------------------------------------------------------------
+
+_LAYER_NORM = "layer norm rows 4096x1024 float32"
+_W = _rng.standard_normal(1024).astype(np.float32)
+_B = _rng.standard_normal(1024).astype(np.float32)
+
+
+def _layer_norm(x, w, b):
+    mu = gp.mean(x, axis=-1, keepdims=True)
+    var = gp.mean((x - mu) * (x - mu), axis=-1, keepdims=True)
+    return (x - mu) / gp.sqrt(var + 1e-5) * w + b
+
+
+layer_norm = gp.fuse(_layer_norm)
+
+
+def _layer_norm_numpy(x, w, b):
+    mu = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mu) * (x - mu), axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+
+def test_gpupromote_layer_norm_fused(benchmark):
+    fused = layer_norm(ROWS, _W, _B)
+    assert fused.tobytes() == _layer_norm(gp.asarray(ROWS), _W, _B).numpy().tobytes()
+    np.testing.assert_allclose(fused, _layer_norm_numpy(ROWS, _W, _B), rtol=1e-4, atol=1e-5)
+    benchmark.group = _LAYER_NORM
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(layer_norm, (ROWS, _W, _B), **_ROUNDS)
+
+
+def test_numpy_layer_norm(benchmark):
+    benchmark.group = _LAYER_NORM
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(_layer_norm_numpy, (ROWS, _W, _B), **_ROUNDS)
+
+
+def test_torch_layer_norm(benchmark):
+    torch = torch_one_thread()
+    t, w, b = (torch.from_numpy(a) for a in (ROWS, _W, _B))
+    benchmark.group = _LAYER_NORM
+    benchmark.extra_info["impl"] = "torch"
+    benchmark.pedantic(lambda: torch.nn.functional.layer_norm(t, (1024,), w, b, eps=1e-5), **_ROUNDS)

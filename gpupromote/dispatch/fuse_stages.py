@@ -294,7 +294,9 @@ def _fused_reduction(recorder, op, leaves, fn, kwargs, keep=False):
     eagerly, or is not a plain kernel."""
     from ..kernel.reduce import fused
     from .reduce import reduction_layout, reduction_plan, run_reduction
-    if any(not isinstance(storage_of(a), np.ndarray) for a in leaves) or _sanitize.current() is not None:
+    storages = [storage_of(a) for a in leaves]
+    host = all(isinstance(a, np.ndarray) for a in storages)
+    if not (host or all(_on_device(a) for a in storages)) or _sanitize.current() is not None:
         return None   # (sanitizing: the chain runs as gp.fuse's own call, which carries the checks)
     try:
         trace = fn._trace_for(recorder.policy, list(leaves))
@@ -310,12 +312,70 @@ def _fused_reduction(recorder, op, leaves, fn, kwargs, keep=False):
     keep = keep and kernel.out.numpy is not None and not isinstance(kernel.value, ir.Param)
     red = fused(kernel, plan, label=f"{op}_of_{kernel.label}", keep=keep)
     layout = reduction_layout(shape, kwargs.get("axis"), kwargs.get("keepdims", False), op)
+    if not host:
+        return _fused_reduction_cuda(red, plan, kargs, kernel, layout, shape)
     arrays = [layout.rows(np.broadcast_to(a, shape)) if not p.folded else a for a, p in zip(kargs, kernel.params)]
     kept = alloc(shape, kernel.out.numpy) if keep else None
     value = run_reduction(op, red, plan, arrays, layout, keep=None if kept is None else layout.rows(kept))
     if kept is not None:
         recorder.scratch.add(id(kept))
     return value, kept
+
+
+def _on_device(a) -> bool:
+    return hasattr(a, "__cuda_array_interface__")
+
+
+def _fused_reduction_cuda(red, plan, kargs, kernel, layout, shape):
+    """_fused_reduction's kernel on the CUDA engine (engines/cuda/reduce.run, the CPU's order of
+    combination, so the same bits), or None where an operand is not a device array or its axes do
+    not merge into the (rows, K) strides the kernel reads."""
+    from ..engines import get_backend
+    from ..engines.cuda import reduce as engine
+    from .array import Array
+    M, K = layout.M, layout.K
+    operands = []
+    for a, p in zip(kargs, kernel.params):
+        if p.folded:
+            operands.append(a)
+            continue
+        rows = _device_rows(a, shape, layout) if _on_device(a) else None
+        if rows is None:
+            return None
+        operands.append(rows)
+    if not M or not K:
+        return None   # (the eager path raises or returns what an empty reduction gives)
+    backend = get_backend("cuda")
+    first = next(a for a, p in zip(kargs, kernel.params) if not p.folded)
+    with backend.on_device(backend.device_index(first)) as device:
+        result = backend.empty((M,), plan.result)
+        kept = backend.empty(shape, red.kept.dtype) if red.kept is not None else None
+        keep = None if kept is None else _device_rows(storage_of(kept), shape, layout)
+        if kept is not None and keep is None:
+            return None
+        engine.run(red, operands, storage_of(result), K, float(K), device.id, keep=keep)
+        shaped = storage_of(result).reshape(layout.out_shape)
+    value = Array(shaped, plan.result) if isinstance(result, Array) or shaped.dtype != plan.result.numpy else shaped
+    return value, kept
+
+
+def _device_rows(a, shape, layout):
+    """(a, row stride, K stride) in bytes: the device array ``a`` broadcast to ``shape`` read as the
+    layout's (rows, K), without a copy; None where its kept axes, or its reduced axes, do not merge
+    into one stride."""
+    off = len(shape) - a.ndim
+    strides = [0] * len(shape)
+    for d in range(a.ndim):
+        strides[off + d] = 0 if a.shape[d] == 1 else a.strides[d]
+
+    def merged(dims):
+        dims = [d for d in dims if shape[d] != 1]
+        for d, e in zip(dims, dims[1:]):
+            if strides[d] != strides[e] * shape[e]:
+                return None
+        return strides[dims[-1]] if dims else 0
+    sm, sk = merged(layout.kept), merged(list(layout.axes))
+    return None if sm is None or sk is None else (a, sm, sk)
 
 
 def _kernel_args(trace, leaves):

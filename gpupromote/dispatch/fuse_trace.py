@@ -195,10 +195,9 @@ class Tracer:
         return Traced(self, plan.result, ndim, node=node, label=f"step {step}")
 
     def record_reduction(self, op, x, kwargs, policy=None):
-        """A reduction ends the one-kernel chain: fn runs as stages (dispatch/fuse_stages.py)."""
-        if self.host:
-            raise StagedFunction(op)
-        raise FuseError(f"gp.fuse: {op} inside a fused function runs on host arrays only for now")
+        """A reduction ends the one-kernel chain: fn runs as stages (dispatch/fuse_stages.py), on
+        host and device arrays alike."""
+        raise StagedFunction(op)
 
     def _lossy(self, found, step, i):
         """The sanitizer's checks (kernel/lossy.py) of step ``step``'s operand ``i`` (None: its op)."""

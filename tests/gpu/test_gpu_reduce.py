@@ -28,7 +28,8 @@ def _gpu_available():
 GPU, _WHY = _gpu_available()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU, reason=f"needs a CUDA device and CuPy ({_WHY})")]
 
-from tests.hostcuda.test_hostcuda_reduce import CASES, DIVISOR, EAGER, OUTS, SCANS, _bits, _data, _stages  # noqa: E402
+from tests.hostcuda.test_hostcuda_reduce import (CASES, DIVISOR, EAGER, OUTS, SCANS, STAGED, _bits, _data,  # noqa: E402
+                                                 _stages)
 
 CASES = CASES + [("sum", "float32", "numpy", 1, 10**7), ("mean", "bfloat16", "torch", 64, 100_000)]
 
@@ -168,3 +169,15 @@ def test_out_on_the_gpu_holds_what_the_cpu_path_writes(op, dtype, out_dtype, axi
     out = cp.zeros(want.shape, out_dtype)
     assert getattr(gp, op)(cp.asarray(x), axis=axis, out=out, policy="numpy") is out
     assert _bits(out.get()).tobytes() == _bits(want).tobytes()
+
+
+@pytest.mark.parametrize("fn, dtype, policy", STAGED, ids=[f"{f.__name__[1:]}-{d}-{p}" for f, d, p in STAGED])
+def test_fused_functions_with_reductions_on_cupy_arrays_equal_the_cpu(fn, dtype, policy):
+    """Softmax, layer norm, a sum of a product and a chain reduced twice, inside gp.fuse on the GPU
+    (dispatch/fuse_stages.py's stages as device kernels): the CPU's bits."""
+    import cupy as cp
+    x = _data(dtype, (64, 1000), 5, "sum")
+    want = _host(gp.fuse(fn, policy=policy)(x))
+    got = _host(gp.fuse(fn, policy=policy)(cp.asarray(x)))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got).tobytes() == _bits(want).tobytes(), f"{fn.__name__}: GPU {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"

@@ -194,6 +194,69 @@ def test_host_cuda_kept_chain_values_equal_the_cpu_engine(library, case):
 
 
 # ---------------------------------------------------------------------------------------------
+# gp.fuse functions with reductions on (host-emulated) CuPy arrays: their stages (dispatch/fuse_stages.py)
+# on the device give the CPU's bits
+
+def _softmax(x):
+    m = gp.max(x, axis=-1, keepdims=True)
+    e = gp.exp(x - m)
+    return e / gp.sum(e, axis=-1, keepdims=True)
+
+
+def _layer_norm(x):
+    mu = gp.mean(x, axis=-1, keepdims=True)
+    var = gp.mean((x - mu) * (x - mu), axis=-1, keepdims=True)
+    return (x - mu) / gp.sqrt(var + 1e-5) * 0.5 + 0.25
+
+
+def _sum_of_product(x):
+    return gp.sum(x * (x + 0.5), axis=0)
+
+
+def _reduced_twice(x):
+    e = gp.tanh(x)
+    return e / gp.sum(e, axis=-1, keepdims=True) + gp.max(e)
+
+
+STAGED = [(fn, dt, pol) for fn in (_softmax, _layer_norm, _sum_of_product, _reduced_twice)
+          for dt, pol in (("float32", "numpy"), ("float16", "torch"), ("float32", "jax"))]
+
+
+@pytest.mark.parametrize("fn, dtype, policy", STAGED, ids=[f"{f.__name__[1:]}-{d}-{p}" for f, d, p in STAGED])
+def test_fused_functions_with_reductions_on_device_arrays_equal_the_cpu(fn, dtype, policy):
+    x = _data(dtype, (9, 300), 5, "sum")
+    want = gp.fuse(fn, policy=policy)(x)
+    with hostcuda.installed() as cp:
+        got = gp.fuse(fn, policy=policy)(cp.asarray(x))
+        got = got.numpy() if isinstance(got, gp.Array) else got.get()
+    want = want.numpy() if isinstance(want, gp.Array) else np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got).tobytes() == _bits(want).tobytes(), f"{fn.__name__}: device {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
+
+
+def test_device_softmax_is_three_kernels_with_one_exp(monkeypatch):
+    """On device arrays too the sum of exp(x - max) is one reduction kernel that keeps the chain
+    (dispatch/fuse_stages._fused_reduction_cuda), and the last stage reads it."""
+    from gpupromote.dispatch import fuse_stages
+    ran, counts = [], []
+    real, real_settle = fuse_stages._fused_reduction_cuda, fuse_stages._settle
+
+    def spy(red, *args):
+        done = real(red, *args)
+        ran.append((red.label, red.kept is not None, done is not None))
+        return done
+    monkeypatch.setattr(fuse_stages, "_fused_reduction_cuda", spy)
+    monkeypatch.setattr(fuse_stages, "_settle", lambda root: (real_settle(root), counts.append(root._tracer.kernels)))
+    x = _data("float32", (9, 300), 5, "sum")
+    want = gp.fuse(_softmax)(x)
+    with hostcuda.installed() as cp:
+        got = gp.fuse(_softmax)(cp.asarray(x)).get()
+    assert [r[1:] for r in ran] == [(True, True)] and ran[0][0].startswith("sum_of")
+    assert counts[-1] == 2   # max, the sum keeping exp(x - max); the division is the third
+    assert _bits(got).tobytes() == _bits(want).tobytes()
+
+
+# ---------------------------------------------------------------------------------------------
 # gp.sum ... on (host-emulated) CuPy arrays: the eager path through engines/cuda/reduce.run
 
 EAGER = [("sum", "float32", "numpy", (5, 3000), 1), ("mean", "float16", "torch", (4, 70, 3), (0, 2)),

@@ -40,8 +40,9 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, apply_text as _a
 
 __all__ = ["reduce_source", "reduction_for", "run", "map_source", "run_map"]
 
-GENERATOR_VERSION = 7
+GENERATOR_VERSION = 8
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
+_GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
 
 def _args(red: Reduction) -> str:
@@ -139,7 +140,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         *HELPER_IMPORTS,
         "",
         "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
-        f"LEAF, LANES, CHUNK, STACK = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}",
+        f"LEAF, LANES, CHUNK, STACK, GROUP = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {_GROUP}",
         "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]
     if red.combine in ("argmax", "argmin"):
@@ -194,8 +195,12 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
         # map's math), then the eight lanes over buf
         leaf_value = ["        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}", "        if k0 + LEAF <= K:"]
         if red.map.steps():
-            leaf_value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)",
-                           f"            for t in range(LEAF // {LANES}):", f"                k = {LANES} * t"]
+            # the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
+            # ones; which terms are computed when changes nothing), at the first leaf of each group
+            leaf_value += ["            g = (l - l0) % GROUP", "            if g == 0:",
+                           "                for j in range((min(l + GROUP, l1, K // LEAF) - l) * LEAF):",
+                           f"                    buf[j] = elem({args}, m, k0 + j)",
+                           f"            for t in range(LEAF // {LANES}):", f"                k = {LANES} * t + g * LEAF"]
             leaf_value += [f"                r{j} = comb(r{j}, buf[k + {j}])" for j in range(LANES)]
         else:   # the term is the element itself: read it in the lanes' loop
             leaf_value += [f"            for t in range(LEAF // {LANES}):", f"                k = k0 + {LANES} * t"]
@@ -225,13 +230,13 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
               "    return tree_end(stack, top)",
               "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
               f"    stack = np.empty(STACK, {acc_np})",
-              f"    buf = np.empty(LEAF, {acc_np})",
+              f"    buf = np.empty(LEAF * GROUP, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
               "    for m in range(m0, m1):", *_minmax_lanes(red, args),
               f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf) if nl else {ident if ident else 'stack[0]'}, div)",
               "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
               f"    stack = np.empty(STACK, {acc_np})",
-              f"    buf = np.empty(LEAF, {acc_np})",
+              f"    buf = np.empty(LEAF * GROUP, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
               "    for c in range(c0, c1):",
               f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf)",

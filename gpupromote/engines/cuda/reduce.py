@@ -329,7 +329,7 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
     result's storage: (rows,) for a reduction, (rows, K) for a scan). An array operand is a
     (rows, K) CuPy view, or (array, row stride, K stride) in bytes (a stride 0 broadcasts it);
     a folded operand is its value. The grid never changes the result (the module docstring).
-    ``keep``: the (rows, K) CuPy array of the kept value's storage, for a reduction that keeps one."""
+    ``keep``: where the kept value goes (its storage, as an operand is given), for a reduction that keeps one."""
     import numpy as np
     from .device import cupy_module
     cp = cupy_module()
@@ -343,8 +343,9 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
             ops += [a, np.int64(a.strides[0]), np.int64(a.strides[1])]
     if (keep is None) != (red.kept is None):
         raise ValueError(f"reduction {red.label}: keep= is the array for its kept value, and only for one that keeps one")
-    if keep is not None:
-        ops += [keep, np.int64(keep.strides[0]), np.int64(keep.strides[1])]
+    if keep is not None:   # (rows, K) view, or (array, row stride, K stride) in bytes as an operand
+        ops += [keep[0], np.int64(keep[1]), np.int64(keep[2])] if isinstance(keep, tuple) else \
+            [keep, np.int64(keep.strides[0]), np.int64(keep.strides[1])]
     M = out.shape[0]
     mod = _module(red, device_id)
     name = reduction_name(red)
