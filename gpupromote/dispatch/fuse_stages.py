@@ -395,10 +395,10 @@ def _kernel_args(trace, leaves):
 
 
 def _rows_map(recorder, fn, leaves):
-    """The final chain over rows of its last axis (engines/cpu/reduce.run_map: broadcast operands
+    """The final chain over rows of its last axis (engines/cpu/kernels.run_map: broadcast operands
     read once per row or column), or None where gp.fuse's own call must run it (checks, an eager
     trace, device or 0-d operands)."""
-    from ..engines.cpu.reduce import run_map
+    from ..engines.cpu.kernels import run_map
     if any(type(storage_of(a)) is not np.ndarray for a in leaves) or _sanitize.current() is not None:
         return None
     try:

@@ -85,7 +85,7 @@ def test_a_reduction_of_a_chain_is_one_kernel(monkeypatch):
 def test_softmax_computes_its_exp_once(monkeypatch):
     """The sum's kernel keeps exp(x - max) (kernel/reduce.py ``kept``); the last stage divides the
     kept values and has no exp of its own. Three kernels."""
-    from gpupromote.engines.cpu import reduce as engine
+    from gpupromote.engines.cpu import kernels as engine
     keeps, maps = [], []
     original_fused, original_map = fuse_stages._fused_reduction, engine.run_map
 

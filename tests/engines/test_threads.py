@@ -83,10 +83,9 @@ CASES = _cases()
 
 def _spy(monkeypatch):
     """The splits of the Python path: elementwise kernels (threads.run_split) and the row maps that
-    run 2-d calls with a broadcast operand (engines/cpu/reduce.run_map, by rows)."""
-    from gpupromote.engines.cpu import reduce as cpu_reduce
+    run 2-d calls with a broadcast operand (engines/cpu/kernels.run_map, by rows: threads.run_ranges)."""
     calls = []
-    real, real_parallel = _cpu_threads.run_split, cpu_reduce._parallel
+    real, real_ranges = _cpu_threads.run_split, _cpu_threads.run_ranges
 
     def watched(*args):
         calls.append(args[-1])
@@ -95,9 +94,9 @@ def _spy(monkeypatch):
     def watched_rows(fn, bounds):
         if len(bounds) > 1:
             calls.append(bounds)
-        return real_parallel(fn, bounds)
+        return real_ranges(fn, bounds)
     monkeypatch.setattr(_cpu_threads, "run_split", watched)
-    monkeypatch.setattr(cpu_reduce, "_parallel", watched_rows)
+    monkeypatch.setattr(_cpu_threads, "run_ranges", watched_rows)
     return calls
 
 

@@ -26,9 +26,10 @@ from . import tables as _tables
 from . import threads as _cpu_threads
 from ..disk_cache import drop_damaged, warn_once, why_unwritable, write_error
 from .cache import KERNEL_DIR, READ_DIRS, WRITE_DIR, cached_cfunc, claim_dir
-from .source import MAX_STRIDED_NDIM, as_kernel, source, storage_view
+from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, as_kernel,
+                     lower_lines as _lower, source, storage_view, store_text as _store_text)
 
-__all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module"]
+__all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module", "map_source", "run_map"]
 
 # native(data, n): void(char **data, int64 n) in C (gp_kernel in gpupromote/dispatch/fastpath/fastpath.h)
 _NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64)
@@ -267,7 +268,6 @@ class _Compiled:
         if o.ndim == 2 and not self.nflags and _rows_and_columns(ins, o):
             # why: a stride-0 operand (x - x.max(axis=-1, keepdims=True), x * w) keeps the strided
             # loop from vectorizing; the row map reads it once per row or as one row
-            from .reduce import run_map
             return run_map(self.kernel, args, o)
         if o.ndim <= MAX_STRIDED_NDIM:
             return _launch(self, self.strided(o.ndim), args, o, tail, context)
@@ -292,7 +292,7 @@ class _Compiled:
 def _rows_and_columns(ins, out) -> bool:
     """Whether a 2-d call is C-contiguous rows and operands that are such rows, one value per row
     (stride 0 along the rows) or one row for all (stride 0 down the columns), with at least one
-    broadcast: what engines/cpu/reduce.run_map runs as vector loops."""
+    broadcast: what run_map (below) runs as vector loops."""
     if not out.flags.c_contiguous or out.shape[1] < 2:
         return False
     broadcast = False
@@ -348,3 +348,92 @@ def compile_stats() -> dict:
     stats = [k.compile_stats() for k in list(_kernels.values())]
     return {"kernels": len(stats), "compiled": sum(s["compiled"] for s in stats),
             "loaded": sum(s["loaded"] for s in stats)}
+
+
+# ---------------------------------------------------------------------------------------------
+# The row map: an elementwise kernel over (rows, K), its operands read per element, per row or per
+# column. 2-d calls with such a broadcast operand run as it (_Compiled.__call__), and so does the last
+# stage of a staged gp.fuse function (softmax's exp(x - max) / sum): as stride-0 2-d views those
+# operands would keep the inner loop from vectorizing.
+
+_KIND_INDEX = {"full": "[m, k]", "row": "[m]", "col": "[k]"}
+
+
+def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> str:
+    """The generated module of ``kernel`` as ``apply(operands, out, m0, m1)`` over the rows m0..m1
+    of a 2-d ``out``; ``kinds[i]``: "full", "row", "col" or "scalar" for operand i. ``inplace``:
+    the "full" operand that is ``out`` itself, stored through its own name (one array to LLVM,
+    so the loop needs no overlap test, which it would fail, and stays vectorized)."""
+    args = ", ".join(f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params)
+
+    def param(p):
+        if p.folded:
+            return f"s{p.index}"
+        e = f"x{p.index}{_KIND_INDEX[kinds[p.index]]}"
+        return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
+    names, lines, direct = _lower(kernel, param, "            ")
+    src = direct if direct is not None else kernel.value
+    listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
+    return "\n".join([
+        f'"""gpupromote CPU row-map kernel (generator v{GENERATOR_VERSION}) of the IR:', listing,
+        f"operand kinds: {list(kinds)}{'' if inplace is None else f', written in place of operand {inplace}'}",
+        'Written by gpupromote.engines.cpu.kernels. Do not edit."""',
+        "import numpy as np",
+        "from gpupromote.engines.cpu.cache import cached_njit",
+        *HELPER_IMPORTS,
+        "",
+        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
+        "", "", "@_jit", f"def apply({args}, out, m0, m1):",
+        "    for m in range(m0, m1):",
+        "        for k in range(out.shape[1]):",
+        *lines,
+        f"            {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store_text(names[src], src.dtype, kernel.out)}",
+    ]) + "\n"
+
+
+_maps: dict = {}
+_maps_lock = threading.Lock()
+
+
+def run_map(kernel: ir.Kernel, args, out, inplace: int | None = None):
+    """``kernel`` over ``args`` ((rows, K) views or folded scalars) into the 2-d ``out`` (its
+    dtype's storage), over threads by rows. ``inplace``: the index of an operand that is ``out``
+    itself (the same (rows, K) array: each element is read, then written, by one step)."""
+    M, K = out.shape
+    if inplace is not None and (args[inplace] is not out or kernel.params[inplace].dtype is not kernel.out):
+        raise ValueError(f"run_map: operand {inplace} is not the output array of {kernel.label}")
+    kinds, kargs = [], []
+    for p, a in zip(kernel.params, args):
+        if p.folded:
+            kinds.append("scalar")
+            kargs.append(a)
+            continue
+        view = storage_view(p.dtype)
+        a = a if view is None else a.view(view)
+        if K > 1 and a.strides[1] == 0:
+            kinds.append("row")
+            kargs.append(a[:, 0])
+        elif M > 1 and a.strides[0] == 0:
+            kinds.append("col")
+            kargs.append(a[0])
+        else:
+            kinds.append("full")
+            kargs.append(a)
+    key = (kernel, tuple(kinds), inplace)
+    mod = _maps.get(key)
+    if mod is None:
+        with _maps_lock:
+            mod = _maps.get(key)
+            if mod is None:
+                mod = _maps[key] = load_module(map_source(kernel, tuple(kinds), inplace))
+    view = storage_view(kernel.out)
+    o = out if view is None else out.view(view)
+    # split as the elementwise kernels split (threads.MIN_CHUNK elements a thread at least), by rows
+    parts = min(_cpu_threads.thread_count(), M, max(1, (M * K) // _cpu_threads.MIN_CHUNK))
+    try:
+        _cpu_threads.run_ranges(lambda m0, m1: mod.apply(*kargs, o, m0, m1),
+                                _cpu_threads.split_range(M, parts) if parts > 1 else [(0, M)])
+    except numba_errors.NumbaError as exc:
+        raise TypeError(f"the CPU engine has no row-map kernel for {kernel.label} "
+                        f"({str(exc).splitlines()[0][:200]}):\n{kernel.text}") from None
+    return out

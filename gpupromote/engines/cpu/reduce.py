@@ -29,16 +29,14 @@ from numba import cfunc, types as _nbtypes
 from numba.core import errors as numba_errors
 
 from ...core import dtypes as D
-from ...kernel import ir
 from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
 from . import threads as _threads
 from .cache import cached_cfunc
 from .kernels import load_module as _load_module
-from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, apply_text as _apply, cast_text as _cast,
-                     const_text as _const, let_lines, np_type_text as _np, round_to_narrow_text as _round_to_narrow,
-                     storage_view)
+from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, lower_lines as _lower,
+                     np_type_text as _np, storage_view, store_text as _store_text)
 
-__all__ = ["reduce_source", "reduction_for", "run", "map_source", "run_map"]
+__all__ = ["reduce_source", "reduction_for", "run"]
 
 GENERATOR_VERSION = 8
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
@@ -52,39 +50,27 @@ def _args(red: Reduction) -> str:
     return ", ".join(names + (["keep"] if red.kept is not None else []))
 
 
-def _lower_lines(kernel, param, indent):
-    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
-    return names, let_lines(names, steps, indent), direct
-
-
 def _elem_lines(red: Reduction, rowwise=frozenset()) -> list[str]:
     def param(p):
         if p.folded:
             return f"s{p.index}"
         e = f"x{p.index}[m]" if p.index in rowwise else f"x{p.index}[m, k]"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
-    names, lines, direct = _lower_lines(red.map, param, "    ")
+    names, lines, direct = _lower(red.map, param, "    ")
     value = names[red.map.value] if direct is None else _cast(names[direct], direct.dtype, red.map.out)
     if red.kept is not None:   # (an element may be visited twice: max / min's lanes, then its pass; the same value)
         kept = value if red.kept is red.map.value else names[red.kept]
-        lines.append(f"    keep[m, k] = {_store(kept, red.kept.dtype, red.kept.dtype)}")
+        lines.append(f"    keep[m, k] = {_store_text(kept, red.kept.dtype, red.kept.dtype)}")
     return [f"def elem({_args(red)}, m, k):", *lines, f"    return {value}"]
-
-
-def _store(value_name: str, src: D.DType, out: D.DType) -> str:
-    if out.is_narrow_float:
-        _, from_f32, from_f64, _ = _NARROW[out.code]
-        return _round_to_narrow(value_name, src, from_f32, from_f64)
-    return _cast(value_name, src, out)
 
 
 def _fin_lines(red: Reduction) -> list[str]:
     if red.finish is None:
-        return ["def fin(a, div):", f"    return {_store('a', red.acc, red.out)}"]
-    names, lines, direct = _lower_lines(red.finish, lambda p: "a" if p.index == 0 else "div", "    ")
+        return ["def fin(a, div):", f"    return {_store_text('a', red.acc, red.out)}"]
+    names, lines, direct = _lower(red.finish, lambda p: "a" if p.index == 0 else "div", "    ")
     src = direct if direct is not None else red.finish.value
     value = names[src]
-    return ["def fin(a, div):", *lines, f"    return {_store(value, src.dtype, red.out)}"]
+    return ["def fin(a, div):", *lines, f"    return {_store_text(value, src.dtype, red.out)}"]
 
 
 def _ident(red: Reduction) -> str:
@@ -389,30 +375,10 @@ def one_call(red: Reduction):
     return call
 
 
-def _split(n: int, parts: int):
-    step = -(-n // parts)
-    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
-
-
-def _parallel(fn, bounds):
-    if len(bounds) == 1:
-        fn(*bounds[0])
-        return
-    ex = _threads.executor(len(bounds) - 1)
-    futures = [ex.submit(fn, lo, hi) for lo, hi in bounds[1:]]
-    try:
-        fn(*bounds[0])
-    finally:
-        errors = [f.exception() for f in futures]
-    for e in errors:
-        if e is not None:
-            raise e
-
-
 def _over_rows(fn, M: int, K: int):
     threads = _threads.thread_count()
     parts = min(threads, M, max(1, (M * max(K, 1)) // _MIN_PER_THREAD))
-    _parallel(fn, _split(M, parts) if parts > 1 else [(0, M)])
+    _threads.run_ranges(fn, _threads.split_range(M, parts) if parts > 1 else [(0, M)])
 
 
 def _long_row(mod, c, args, o, K, div):
@@ -421,91 +387,5 @@ def _long_row(mod, c, args, o, K, div):
     nc = -(-nl // CHUNK_LEAVES)
     part = np.empty(nc, c.acc_np)
     parts = min(_threads.thread_count(), max(1, K // _MIN_PER_THREAD), nc)
-    _parallel(lambda c0, c1: mod.parts(*args, part, K, 0, c0, c1), _split(nc, parts))
+    _threads.run_ranges(lambda c0, c1: mod.parts(*args, part, K, 0, c0, c1), _threads.split_range(nc, parts))
     mod.merge(part, o, 0, div)
-
-
-# ---------------------------------------------------------------------------------------------
-# An elementwise kernel over (rows, K), its operands read per element, per row or per column: the
-# last stage of a staged gp.fuse function (softmax's exp(x - max) / sum), whose broadcast operands
-# would otherwise be stride-0 2-d views that keep the inner loop from vectorizing.
-
-_KIND_INDEX = {"full": "[m, k]", "row": "[m]", "col": "[k]"}
-
-
-def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> str:
-    """The generated module of ``kernel`` as ``apply(operands, out, m0, m1)`` over the rows m0..m1
-    of a 2-d ``out``; ``kinds[i]``: "full", "row", "col" or "scalar" for operand i. ``inplace``:
-    the "full" operand that is ``out`` itself, stored through its own name (one array to LLVM,
-    so the loop needs no overlap test, which it would fail, and stays vectorized)."""
-    args = ", ".join(f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params)
-
-    def param(p):
-        if p.folded:
-            return f"s{p.index}"
-        e = f"x{p.index}{_KIND_INDEX[kinds[p.index]]}"
-        return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
-    names, lines, direct = _lower_lines(kernel, param, "            ")
-    src = direct if direct is not None else kernel.value
-    listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
-    return "\n".join([
-        f'"""gpupromote CPU row-map kernel (generator v{GENERATOR_VERSION}) of the IR:', listing,
-        f"operand kinds: {list(kinds)}{'' if inplace is None else f', written in place of operand {inplace}'}",
-        'Written by gpupromote.engines.cpu.reduce. Do not edit."""',
-        "import numpy as np",
-        "from gpupromote.engines.cpu.cache import cached_njit",
-        *HELPER_IMPORTS,
-        "",
-        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
-        "", "", "@_jit", f"def apply({args}, out, m0, m1):",
-        "    for m in range(m0, m1):",
-        "        for k in range(out.shape[1]):",
-        *lines,
-        f"            {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store(names[src], src.dtype, kernel.out)}",
-    ]) + "\n"
-
-
-_maps: dict = {}
-
-
-def run_map(kernel: ir.Kernel, args, out, inplace: int | None = None):
-    """``kernel`` over ``args`` ((rows, K) views or folded scalars) into the 2-d ``out`` (its
-    dtype's storage), over threads by rows. ``inplace``: the index of an operand that is ``out``
-    itself (the same (rows, K) array: each element is read, then written, by one step)."""
-    M, K = out.shape
-    if inplace is not None and (args[inplace] is not out or kernel.params[inplace].dtype is not kernel.out):
-        raise ValueError(f"run_map: operand {inplace} is not the output array of {kernel.label}")
-    kinds, kargs = [], []
-    for p, a in zip(kernel.params, args):
-        if p.folded:
-            kinds.append("scalar")
-            kargs.append(a)
-            continue
-        view = storage_view(p.dtype)
-        a = a if view is None else a.view(view)
-        if K > 1 and a.strides[1] == 0:
-            kinds.append("row")
-            kargs.append(a[:, 0])
-        elif M > 1 and a.strides[0] == 0:
-            kinds.append("col")
-            kargs.append(a[0])
-        else:
-            kinds.append("full")
-            kargs.append(a)
-    key = (kernel, tuple(kinds), inplace)
-    mod = _maps.get(key)
-    if mod is None:
-        with _lock:
-            mod = _maps.get(key)
-            if mod is None:
-                mod = _maps[key] = _load_module(map_source(kernel, tuple(kinds), inplace))
-    view = storage_view(kernel.out)
-    o = out if view is None else out.view(view)
-    # split as the elementwise kernels split (threads.MIN_CHUNK elements a thread at least), by rows
-    parts = min(_threads.thread_count(), M, max(1, (M * K) // _threads.MIN_CHUNK))
-    try:
-        _parallel(lambda m0, m1: mod.apply(*kargs, o, m0, m1), _split(M, parts) if parts > 1 else [(0, M)])
-    except numba_errors.NumbaError as exc:
-        raise TypeError(f"the CPU engine has no row-map kernel for {kernel.label} "
-                        f"({str(exc).splitlines()[0][:200]}):\n{kernel.text}") from None
-    return out

@@ -19,7 +19,7 @@ from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
-           "HELPER_IMPORTS"]
+           "HELPER_IMPORTS", "lower_lines", "store_text"]
 
 GENERATOR_VERSION = 7   # part of every generated source: bump it to regenerate all kernels
 
@@ -316,6 +316,23 @@ def kernel_key(plan):
 # The text builders the reduction generator (engines/cpu/reduce.py) shares with this one.
 cast_text, apply_text, const_text, np_type_text, round_to_narrow_text, NARROW_HELPERS = (
     _cast, _apply, _const, _np, _round_to_narrow, _NARROW)
+
+
+def lower_lines(kernel, param, indent):
+    """(names, statements, direct): ir.lower's steps of ``kernel`` as the statements of a loop body
+    at ``indent`` (let_lines), for the generators of whole functions around a kernel (the
+    reductions' terms and finishes, the row maps)."""
+    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
+    return names, let_lines(names, steps, indent), direct
+
+
+def store_text(value_name: str, src: D.DType, out: D.DType) -> str:
+    """``value_name`` (of ``src``, in its carrier type) as ``out``'s storage value (narrow floats:
+    their bits, rounded once)."""
+    if out.is_narrow_float:
+        _, from_f32, from_f64, _ = _NARROW[out.code]
+        return _round_to_narrow(value_name, src, from_f32, from_f64)
+    return _cast(value_name, src, out)
 
 
 def storage_view(d: D.DType):

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 __all__ = ["MIN_CHUNK", "add_sink", "get_num_threads", "set_num_threads", "num_threads", "split_for", "run_split", "flat_call",
-           "executor", "thread_count"]
+           "executor", "thread_count", "split_range", "run_ranges"]
 
 # ---------------------------------------------------------------------------------------------
 # Threads
@@ -172,3 +172,27 @@ def flat_call(flat, args, out):
         flat(*args, out)
     else:
         run_split(flat, args, out, (), split)
+
+
+def split_range(n: int, parts: int):
+    """[(lo, hi), ...]: 0..n in ``parts`` ranges of equal length (the last shorter)."""
+    step = -(-n // parts)
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+def run_ranges(fn, bounds):
+    """``fn(lo, hi)`` for each range of ``bounds``: the first in this thread, the others on the
+    executor; the first exception is raised once all have ended (the reductions' rows and chunks,
+    the row maps' rows)."""
+    if len(bounds) == 1:
+        fn(*bounds[0])
+        return
+    ex = executor(len(bounds) - 1)
+    futures = [ex.submit(fn, lo, hi) for lo, hi in bounds[1:]]
+    try:
+        fn(*bounds[0])
+    finally:
+        errors = [f.exception() for f in futures]
+    for e in errors:
+        if e is not None:
+            raise e
