@@ -30,6 +30,7 @@ from numba.core import errors as numba_errors
 
 from ...core import dtypes as D
 from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
+from . import tables as _tables
 from . import threads as _threads
 from .cache import cached_cfunc
 from .kernels import load_module as _load_module
@@ -38,7 +39,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run"]
 
-GENERATOR_VERSION = 8
+GENERATOR_VERSION = 9
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -180,9 +181,14 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
         # a full leaf: its terms first, into buf (a plain loop LLVM vectorizes: narrow loads, the
         # map's math), then the eight lanes over buf
         leaf_value = ["        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}", "        if k0 + LEAF <= K:"]
-        if red.map.steps():
-            # the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
-            # ones; which terms are computed when changes nothing), at the first leaf of each group
+        if red.map.steps() and not _tables.calls_math(red.map):   # plain arithmetic: a leaf's terms, then its lanes
+            leaf_value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)",
+                           f"            for t in range(LEAF // {LANES}):", f"                k = {LANES} * t"]
+            leaf_value += [f"                r{j} = comb(r{j}, buf[k + {j}])" for j in range(LANES)]
+        elif red.map.steps():
+            # math: the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
+            # ones, 10% faster for exp; which terms are computed when changes nothing), at the first
+            # leaf of each group. (A cheap term is faster in the fixed 128-trip loop above.)
             leaf_value += ["            g = (l - l0) % GROUP", "            if g == 0:",
                            "                for j in range((min(l + GROUP, l1, K // LEAF) - l) * LEAF):",
                            f"                    buf[j] = elem({args}, m, k0 + j)",
