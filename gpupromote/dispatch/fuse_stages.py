@@ -79,7 +79,14 @@ class _Recorder:
             self.kernels += 1
             return Staged(self, ("leaf", reduce(op, x._expr[1], policy=self.policy, **kwargs)))
         if op in _FUSED_MAPS and kwargs.get("dtype") is None:
-            return Staged(self, ("reduce", op, x, kwargs))   # run by _settle, when the graph is known
+            # what the eager call refuses (the chain's promotions, the reduction's, an axis) raises
+            # here, at the call, as eagerly (a caller may catch it); only the kernel waits for _settle
+            from ..core import dtypes as D
+            from .reduce import normalize_axes, reduction_plan
+            ndim = x.ndim
+            reduction_plan(op, D.dtype(x.dtype), ndim, None, self.policy)
+            normalize_axes(kwargs.get("axis"), ndim, op)
+            return Staged(self, ("reduce", op, x, kwargs))
         return Staged(self, ("leaf", self.run_reduction(op, x, kwargs, keep=False)))
 
     def stage(self, x):
@@ -93,7 +100,10 @@ class _Recorder:
         F = self.stages.get(key)
         if F is None:
             if len(self.stages) >= _MAX_STAGES:
-                self.stages.pop(next(iter(self.stages)))
+                try:   # (another thread calling the same fused function may drop the same one)
+                    self.stages.pop(next(iter(self.stages)), None)
+                except (RuntimeError, StopIteration):
+                    pass
             F = self.stages[key] = self.fused_cls(_tree_function(tree), policy=self.policy)
         return leaves, F
 

@@ -157,6 +157,21 @@ def test_a_chain_reduced_and_used_again_equals_eager(fn, dtype, policy):
     _same(gp.fuse(fn, policy=policy)(x), want)
 
 
+def test_a_refused_reduction_of_a_chain_raises_at_its_call():
+    """A reduction of a chain waits to run, but what the eager call refuses raises at the call, as
+    eagerly: a function that catches it takes the same branch fused and eager."""
+    def f(x):
+        try:
+            s = gp.mean(x * 2, axis=-1, keepdims=True)   # torch.mean refuses integers
+        except gp.PromotionError:
+            s = gp.mean((x * 2).astype("float32"), axis=-1, keepdims=True) + 100
+        return x * 2 - s
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    _same(gp.fuse(f, policy="torch")(x), _eager(f, (x,), "torch"))
+    with pytest.raises(np.exceptions.AxisError):
+        gp.fuse(lambda x: gp.sum(x * 2, axis=5) + 1)(x)
+
+
 def test_a_fused_function_called_again_reuses_its_stages():
     """The stages' Fused functions are kept on the fused function, keyed by their recorded tree:
     a second call traces nothing new; a different constant is a different stage."""
