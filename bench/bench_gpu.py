@@ -24,8 +24,9 @@ What is measured, all in one run on the same data:
   the eager GELU) and torch's (torch.exp, torch.tanh, torch.sigmoid,
   torch.nn.functional.gelu(approximate="tanh")) on the same memory; ``-k unary`` runs these alone;
 * reductions (issue 24): gp.sum of 10^7 float32 and float16 (torch's rules: float32 accumulation),
-  the fused gp.sum(x * y) and a fused row softmax of 4096 x 1024 float32 against CuPy's eager forms
-  and torch.sum / torch.softmax; ``-k reduce`` runs these alone.
+  the fused gp.sum(x * y) and a fused row softmax and layer norm of 4096 x 1024 float32 against
+  CuPy's eager forms and torch.sum / torch.softmax / torch.nn.functional.layer_norm; ``-k reduce``
+  runs these alone.
 
 With GP_BENCH_RESULTS=path.md the tables, the acceptance checks of issue 4 and the device, driver,
 date and command are written there (and the raw numbers to path.json). GP_BENCH_STRICT=1 makes a
@@ -488,7 +489,8 @@ def test_unary(fn, dtype):
 
 
 # ---------------------------------------------------------------------------------------------
-# Reductions (issue 24): a whole-array sum, a fused sum of a product, a fused row softmax
+# Reductions (issue 24): a whole-array sum, a fused sum of a product, a fused row softmax and
+# layer norm (three kernels each: dispatch/fuse_stages.py, the sum keeping exp(x - max))
 
 def _softmax_gp(x):
     e = gp.exp(x - gp.max(x, axis=-1, keepdims=True))
@@ -498,6 +500,18 @@ def _softmax_gp(x):
 def _softmax_cupy(x):
     e = cp.exp(x - cp.max(x, axis=-1, keepdims=True))
     return e / cp.sum(e, axis=-1, keepdims=True)
+
+
+def _layer_norm_gp(x):
+    mu = gp.mean(x, axis=-1, keepdims=True)
+    var = gp.mean((x - mu) * (x - mu), axis=-1, keepdims=True)
+    return (x - mu) / gp.sqrt(var + 1e-5)
+
+
+def _layer_norm_cupy(x):
+    mu = cp.mean(x, axis=-1, keepdims=True)
+    var = cp.mean((x - mu) * (x - mu), axis=-1, keepdims=True)
+    return (x - mu) / cp.sqrt(var + 1e-5)
 
 
 _REDUCE_FUSED = {}
@@ -510,12 +524,16 @@ def _reduce_fns(case):
     if case == "sum(x*y)":
         f = _REDUCE_FUSED.setdefault(case, gp.fuse(lambda a, b: gp.sum(a * b), policy="torch"))
         return f, (lambda a, b: cp.sum(a * b)), torch and (lambda a, b: torch.sum(a * b))
+    if case == "layer norm rows":
+        f = _REDUCE_FUSED.setdefault(case, gp.fuse(_layer_norm_gp, policy="torch"))
+        return f, _layer_norm_cupy, torch and (lambda t: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=1e-5))
     f = _REDUCE_FUSED.setdefault(case, gp.fuse(_softmax_gp, policy="torch"))
     return f, _softmax_cupy, torch and (lambda t: torch.softmax(t, dim=-1))
 
 
 REDUCE_CASES = [("sum", "float32", (UNARY_N,)), ("sum", "float16", (UNARY_N,)),
-                ("sum(x*y)", "float32", (UNARY_N,)), ("softmax rows", "float32", (4096, 1024))]
+                ("sum(x*y)", "float32", (UNARY_N,)), ("softmax rows", "float32", (4096, 1024)),
+                ("layer norm rows", "float32", (4096, 1024))]
 
 
 @pytest.mark.parametrize("case, dtype, shape", REDUCE_CASES, ids=[f"reduce-{c}-{d}" for c, d, _ in REDUCE_CASES])
