@@ -113,6 +113,14 @@ class Fused:
             return trace.run(args, out, rerun=lambda: self._eager(name, args, None, trace))
         return trace.run(args, out)
 
+    def __getstate__(self):
+        """What pickling keeps (dask ships fused functions to its workers): the function, the policy
+        and the wrapper's attributes. The traces, the stages and the capture readers are rebuilt
+        where the copy is called: their IR nodes are interned per process and cannot be unpickled."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_traces", "_stages", "_readers")}
+        state["_traces"] = {}
+        return state
+
     def kernel(self, *args, policy=None) -> ir.Kernel:
         """The ir.Kernel these arguments run (arrays, or gp.spec(dtype, ndim, device) for none);
         print ``gpupromote.engines.cpu.engine.source(k)`` or ``gpupromote.engines.cuda.source.kernel_source(k, variant)``."""

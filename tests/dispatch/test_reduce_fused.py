@@ -227,3 +227,17 @@ def test_random_chains_ending_in_a_reduction_equal_eager(seed, dtype):
     fn = _random_chain(seed)
     policy = ["numpy", "torch", "jax"][seed % 3]
     _same(gp.fuse(fn, policy=policy)(a, b, c), _eager(fn, (a, b, c), policy))
+
+
+def test_a_fused_function_that_has_run_pickles():
+    """dask ships fused functions to its workers: one that has run (traces and stages filled, whose
+    IR nodes are interned per process) pickles without them, and its copy gives the same bits."""
+    import pickle
+
+    cloudpickle = pytest.importorskip("cloudpickle")
+    for fn, args in ((lambda a, b: a * b + 1, (X, X)), (softmax, (X,))):
+        f = gp.fuse(fn)
+        want = f(*args)
+        copy = pickle.loads(cloudpickle.dumps(f))
+        assert not copy._traces and not hasattr(copy, "_stages")
+        _same(copy(*args), want)
