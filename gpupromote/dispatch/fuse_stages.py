@@ -446,6 +446,9 @@ def run_staged(fused, policy, args, out):
     staged = [Staged(recorder, ("leaf", a)) if not isinstance(a, _PY_SCALARS) else a for a in args]
     with use_policy(policy):
         result = fused.fn(*staged)
+        if isinstance(result, (tuple, list, dict)):   # (as the one-kernel trace refuses them)
+            raise FuseError(f"gp.fuse: {getattr(fused.fn, '__name__', 'fn')} must return one array, not a "
+                            f"{type(result).__name__}: fuse each output separately")
         if isinstance(result, Staged):
             _settle(result)
     if isinstance(result, Staged) and result._expr[0] != "leaf":

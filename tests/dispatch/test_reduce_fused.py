@@ -241,3 +241,12 @@ def test_a_fused_function_that_has_run_pickles():
         copy = pickle.loads(cloudpickle.dumps(f))
         assert not copy._traces and not hasattr(copy, "_stages")
         _same(copy(*args), want)
+
+
+@pytest.mark.parametrize("fn", [lambda x: (gp.sum(x * 2), x * 3), lambda x: [gp.max(x * 2, axis=0)],
+                                lambda x: {"total": gp.sum(x * 2)}], ids=["tuple", "list", "dict"])
+def test_a_function_with_a_reduction_returns_one_array(fn):
+    """As the one-kernel trace: several outputs are refused with the fix, never returned as the
+    stages' internal values."""
+    with pytest.raises(TypeError, match="must return one array"):   # (FuseError, a TypeError)
+        gp.fuse(fn)(X)
