@@ -271,25 +271,22 @@ def _settle(root):
     """Run the pending reductions reachable from ``root``, inner ones first, each keeping its chain's
     value when something else reads that chain too."""
     users, pending, seen = {}, [], set()
-
-    def visit(node):
-        stack = [(node, False)]
-        while stack:
-            n, done = stack.pop()
-            if done:
-                if n._expr[0] == "reduce":
-                    pending.append(n)
-                continue
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            stack.append((n, True))
-            kids = n._expr[2] if n._expr[0] == "op" else (n._expr[2],) if n._expr[0] == "reduce" else ()
-            for k in kids:
-                if isinstance(k, Staged):
-                    users[id(k)] = users.get(id(k), 0) + 1
-                    stack.append((k, False))
-    visit(root)
+    stack = [(root, False)]   # depth first, each node after what it reads
+    while stack:
+        n, done = stack.pop()
+        if done:
+            if n._expr[0] == "reduce":
+                pending.append(n)
+            continue
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        stack.append((n, True))
+        kids = n._expr[2] if n._expr[0] == "op" else (n._expr[2],) if n._expr[0] == "reduce" else ()
+        for k in kids:
+            if isinstance(k, Staged):
+                users[id(k)] = users.get(id(k), 0) + 1
+                stack.append((k, False))
     for node in pending:
         if node._expr[0] != "reduce":
             continue
@@ -433,10 +430,11 @@ def _rows_map(recorder, fn, leaves):
             inplace = i
             break
     result = kargs[inplace] if inplace is not None else alloc(shape, kernel.out.numpy)
+    target = result.reshape(M, K)
     arrays = [a if p.folded else np.broadcast_to(a, shape).reshape(M, K) for a, p in zip(kargs, kernel.params)]
     if inplace is not None:
-        arrays[inplace] = result.reshape(M, K)
-    run_map(kernel, arrays, arrays[inplace] if inplace is not None else result.reshape(M, K), inplace)
+        arrays[inplace] = target   # (run_map checks that the operand is the output itself)
+    run_map(kernel, arrays, target, inplace)
     return result
 
 

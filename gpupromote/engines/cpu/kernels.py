@@ -293,15 +293,24 @@ def _rows_and_columns(ins, out) -> bool:
     """Whether a 2-d call is C-contiguous rows and operands that are such rows, one value per row
     (stride 0 along the rows) or one row for all (stride 0 down the columns), with at least one
     broadcast: what run_map (below) runs as vector loops."""
-    if not out.flags.c_contiguous or out.shape[1] < 2:
+    M, K = out.shape
+    if not out.flags.c_contiguous or K < 2:
         return False
-    broadcast = False
-    for a in ins:
-        if a.strides[1] == 0 or (a.strides[0] == 0 and a.strides[1] == a.itemsize):
-            broadcast = True
-        elif not a.flags.c_contiguous:
+    kinds = [_map_kind(a, M, K) for a in ins]
+    for a, kind in zip(ins, kinds):
+        if (kind == "full" and not a.flags.c_contiguous) or (kind == "col" and a.strides[1] != a.itemsize):
             return False
-    return broadcast
+    return any(kind != "full" for kind in kinds)
+
+
+def _map_kind(a, M: int, K: int) -> str:
+    """How the row map reads the 2-d (M, K) operand ``a``: "row" (one value per row: stride 0 along
+    it), "col" (one row for all: stride 0 down the columns) or "full"."""
+    if K > 1 and a.strides[1] == 0:
+        return "row"
+    if M > 1 and a.strides[0] == 0:
+        return "col"
+    return "full"
 
 
 def _launch(compiled, fn, args, out, tail, context):
@@ -410,15 +419,9 @@ def run_map(kernel: ir.Kernel, args, out, inplace: int | None = None):
             continue
         view = storage_view(p.dtype)
         a = a if view is None else a.view(view)
-        if K > 1 and a.strides[1] == 0:
-            kinds.append("row")
-            kargs.append(a[:, 0])
-        elif M > 1 and a.strides[0] == 0:
-            kinds.append("col")
-            kargs.append(a[0])
-        else:
-            kinds.append("full")
-            kargs.append(a)
+        kind = _map_kind(a, M, K)
+        kinds.append(kind)
+        kargs.append(a[:, 0] if kind == "row" else a[0] if kind == "col" else a)
     key = (kernel, tuple(kinds), inplace)
     mod = _maps.get(key)
     if mod is None:

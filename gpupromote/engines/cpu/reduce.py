@@ -224,7 +224,7 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
               f"    stack = np.empty(STACK, {acc_np})",
               f"    buf = np.empty(LEAF * GROUP, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
-              "    for m in range(m0, m1):", *_minmax_lanes(red, args),
+              "    for m in range(m0, m1):", *_minmax_pass(red, args),
               f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf) if nl else {ident if ident else 'stack[0]'}, div)",
               "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
               f"    stack = np.empty(STACK, {acc_np})",
@@ -248,7 +248,7 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
 _KEYS = {32: ("np.int32", "_gpm_as_i32", "_gpm_as_f32"), 64: ("np.int64", "_gpm_as_i64", "_gpm_as_f64")}
 
 
-def _minmax_lanes(red: Reduction, args: str) -> list[str]:
+def _minmax_pass(red: Reduction, args: str) -> list[str]:
     """max / min of a row as one vectorizable pass: the integer max and min of the elements' keys
     (floats; the values themselves for integers). Equal to the sequential pass whenever the result
     is neither a zero (whose sign the tie rule picks) nor a NaN (whose payload the first NaN
