@@ -5,13 +5,16 @@ Apart from the helpers themselves (``_numba_narrow``, ``_numba_complex``, ``_num
 that each of those imports only this and none imports another's private names; the helpers
 bind these public names under their old private spellings (``_njit``, ``_bitcast``, ``_iadd``...).
 """
+from llvmlite import ir as _llvm
 from numba import njit, types
 from numba.extending import intrinsic
 
+from ...kernel.reduce import LANES, LEAF
 from .cache import cached_njit
 
 __all__ = ["JIT_OPTIONS", "OVERLOAD_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
-           "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem"]
+           "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem",
+           "fold_add", "fold_multiply"]
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 JIT_OPTIONS = {"error_model": "numpy"}
@@ -105,3 +108,69 @@ def declare_helper(name, typer):
     public.__doc__ = typer.__doc__
     overload(public, jit_options=OVERLOAD_OPTIONS)(typer)
     return public
+
+
+# --------------------------------------------------------------------------------------------
+# A reduction leaf's lanes as one vector: LANES running sums (or products), lane j taking
+# src[base + LANES t + j] for t = 0 .. LEAF / LANES - 1 in order of t, stored to lanes[0 .. LANES].
+# Scalar code gives LLVM no way to this (Numba runs no SLP vectorizer, and a fold over t is an
+# ordered reduction the loop vectorizer refuses), so it is written here as vector loads and adds:
+# the same operations, in the same order, as the scalar lanes, so the same bits.
+
+def _vector_fold(float_op: str, int_op: str):
+    @intrinsic
+    def fold(typingctx, lanes, src, base):
+        if not (isinstance(lanes, types.Array) and isinstance(src, types.Array) and lanes.ndim == src.ndim == 1
+                and lanes.dtype == src.dtype and isinstance(lanes.dtype, (types.Float, types.Integer))
+                and lanes.layout == src.layout == "C" and isinstance(base, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            dtype = sig.args[0].dtype
+            op = getattr(builder, float_op if isinstance(dtype, types.Float) else int_op)
+            vector = _llvm.VectorType(context.get_value_type(dtype), LANES)
+            align = dtype.bitwidth // 8
+            out = context.make_array(sig.args[0])(context, builder, args[0])
+            data = context.make_array(sig.args[1])(context, builder, args[1])
+            start = builder.gep(data.data, [context.cast(builder, args[2], sig.args[2], types.intp)])
+            acc = None
+            for t in range(LEAF // LANES):
+                at = builder.gep(start, [_llvm.Constant(_llvm.IntType(64), LANES * t)])
+                v = builder.load(builder.bitcast(at, vector.as_pointer()), align=align)
+                # the first term alone: comb(identity, x) is x (-0.0 + x, 1.0 * x, 0 + x, 1 * x)
+                acc = v if acc is None else op(acc, v)
+            builder.store(acc, builder.bitcast(out.data, vector.as_pointer()), align=align)
+            return context.get_dummy_value()
+        return types.none(lanes, src, base), codegen
+    return fold
+
+
+def _scalar_add(a, b):
+    return a + b
+
+
+def _scalar_multiply(a, b):
+    return a * b
+
+
+def _lanes_fold(name: str, vector, scalar):
+    """fold_<name>(lanes, src, base): the vector fold on a contiguous src, the same operations one
+    lane at a time on a strided one (a reduction over a leading axis)."""
+    def typer(lanes, src, base):
+        if isinstance(src, types.Array) and src.layout == "C":
+            return lambda lanes, src, base: vector(lanes, src, base)
+        op = njit(inline="always")(scalar)
+
+        def strided(lanes, src, base):
+            for j in range(LANES):
+                a = src[base + j]
+                for t in range(1, LEAF // LANES):
+                    a = op(a, src[base + LANES * t + j])
+                lanes[j] = a
+        return strided
+    typer.__name__ = f"fold_{name}"
+    return declare_helper(f"fold_{name}", typer)
+
+
+fold_add = _lanes_fold("add", _vector_fold("fadd", "add"), _scalar_add)
+fold_multiply = _lanes_fold("multiply", _vector_fold("fmul", "mul"), _scalar_multiply)

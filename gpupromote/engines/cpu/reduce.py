@@ -39,7 +39,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run"]
 
-GENERATOR_VERSION = 9
+GENERATOR_VERSION = 10
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -125,6 +125,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "from numba import carray",
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
+        "from gpupromote.engines.cpu.intrinsics import fold_add, fold_multiply  # noqa: F401",
         "",
         "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
         f"LEAF, LANES, CHUNK, STACK, GROUP = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {_GROUP}",
@@ -141,7 +142,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
                   *([f"            a = {_cast('a', red.acc, red.narrow)}"] if red.narrow is not None else []),
                   "            out[m, k] = fin(a, 0.0)"]
     else:
-        lines += _tree_lines(red, args, acc_np)
+        lines += _tree_lines(red, args, acc_np, rowwise)
     if _has_native(red, rowwise):
         lines += _native_lines(red)
     return "\n".join(lines) + "\n"
@@ -165,7 +166,7 @@ def _native_lines(red: Reduction) -> list[str]:
             f"    rows(x{p.index}, out, K, 0, M, np.float64(K))"]
 
 
-def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
+def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> list[str]:
     ident = _ident(red)
     if red.sequential:
         lines = ["", "", "@_jit", f"def leaf({args}, m, k0, k1):",
@@ -174,41 +175,51 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
                  f"        a = comb(a, elem({args}, m, k))", "    return a"]
         leaf_value = [f"        v = leaf({args}, m, l * LEAF, min(l * LEAF + LEAF, K))"]
     else:
-        # the leaf inline (a full leaf as a fixed-trip loop: eight independent chains LLVM keeps in
-        # registers), then the binary counter's push
-        lanes = [f"r{j}" for j in range(LANES)]
-        lines = []
-        # a full leaf: its terms first, into buf (a plain loop LLVM vectorizes: narrow loads, the
-        # map's math), then the eight lanes over buf
-        leaf_value = ["        k0 = l * LEAF", f"        {' = '.join(lanes)} = {ident}", "        if k0 + LEAF <= K:"]
-        if red.map.steps() and not _tables.calls_math(red.map):   # plain arithmetic: a leaf's terms, then its lanes
+        # the leaf inline: LANES running values, lane j taking element k0 + LANES t + j in order of
+        # t, stored to the array ``lanes``. A sum or product of plain numbers folds them as vectors
+        # (intrinsics.fold_add / fold_multiply: the same operations as the scalar lanes, which LLVM
+        # cannot vectorize); the others as LANES scalars over a fixed-trip loop
+        fold = f"fold_{red.combine}" if red.combine in ("add", "multiply") and red.acc.kind in "fiu" \
+            and not red.acc.is_narrow_float else None
+        names = [f"r{j}" for j in range(LANES)]
+
+        def lanes_fold(term, base):
+            if fold is not None and term.startswith("buf"):
+                return [f"            {fold}(lanes, buf, {base.rstrip(' +') or '0'})"]
+            return ([f"            {' = '.join(names)} = {ident}",
+                     f"            for t in range(LEAF // {LANES}):", f"                k = {base}{LANES} * t"]
+                    + [f"                r{j} = comb(r{j}, {term.format(k=f'k + {j}')})" for j in range(LANES)]
+                    + [f"            lanes[{j}] = r{j}" for j in range(LANES)])
+        leaf_value = ["        k0 = l * LEAF", "        if k0 + LEAF <= K:"]
+        only = red.params[0] if len(red.params) == 1 and not red.params[0].folded else None
+        if not red.map.steps() and only is not None and only.dtype == red.acc and fold is not None \
+                and only.index not in rowwise:
+            # the term is the element itself, of the accumulator's type: fold the row's elements
+            leaf_value += [f"            {fold}(lanes, x{only.index}[m], k0)"]
+        elif not _tables.calls_math(red.map) and (red.map.steps() or fold is not None):
+            # plain arithmetic (or a conversion to fold): a leaf's terms, then its lanes
             leaf_value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)",
-                           f"            for t in range(LEAF // {LANES}):", f"                k = {LANES} * t"]
-            leaf_value += [f"                r{j} = comb(r{j}, buf[k + {j}])" for j in range(LANES)]
+                           *lanes_fold("buf[{k}]", "")]
         elif red.map.steps():
             # math: the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
             # ones, 10% faster for exp; which terms are computed when changes nothing), at the first
             # leaf of each group. (A cheap term is faster in the fixed 128-trip loop above.)
-            leaf_value += ["            g = (l - l0) % GROUP", "            if g == 0:",
+            leaf_value += ["            g = (l - l0) & (GROUP - 1)", "            if g == 0:",
                            "                for j in range((min(l + GROUP, l1, K // LEAF) - l) * LEAF):",
                            f"                    buf[j] = elem({args}, m, k0 + j)",
-                           f"            for t in range(LEAF // {LANES}):", f"                k = {LANES} * t + g * LEAF"]
-            leaf_value += [f"                r{j} = comb(r{j}, buf[k + {j}])" for j in range(LANES)]
+                           *lanes_fold("buf[{k}]", "g * LEAF + ")]
         else:   # the term is the element itself: read it in the lanes' loop
-            leaf_value += [f"            for t in range(LEAF // {LANES}):", f"                k = k0 + {LANES} * t"]
-            leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
-        # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
-        # leaf's (lane j takes k0 + LANES t + j, in order of t), then the few left one at a time
-        leaf_value += ["        else:", f"            for t in range((K - k0) // {LANES}):",
-                       f"                k = k0 + {LANES} * t"]
-        leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
-        leaf_value += [f"            for k in range(K - (K - k0) % {LANES}, K):", f"                j = (k - k0) & {LANES - 1}",
-                       f"                e = elem({args}, m, k)"]
-        for j in range(LANES):
-            kw = "if" if j == 0 else ("elif" if j < LANES - 1 else "else")
-            leaf_value += [f"                {kw}{'' if kw == 'else' else f' j == {j}'}:",
-                           f"                    r{j} = comb(r{j}, e)"]
-        leaf_value += ["        v = comb(comb(comb(r0, r1), comb(r2, r3)), comb(comb(r4, r5), comb(r6, r7)))"]
+            leaf_value += lanes_fold(f"elem({args}, m, {{k}})", "k0 + ")
+        # a partial leaf (a row shorter than LEAF, or its end): one element at a time, each into its
+        # lane, in order (the same lanes and order as a full leaf's)
+        leaf_value += ["        else:", f"            for j in range({LANES}):", f"                lanes[j] = {ident}",
+                       "            for k in range(k0, K):",
+                       f"                lanes[(k - k0) & {LANES - 1}] = comb(lanes[(k - k0) & {LANES - 1}], elem({args}, m, k))"]
+        pairs = [f"lanes[{j}]" for j in range(LANES)]
+        while len(pairs) > 1:
+            pairs = [f"comb({a}, {b})" for a, b in zip(pairs[::2], pairs[1::2])]
+        leaf_value += [f"        v = {pairs[0]}"]
+        lines = []
     push = ["        stack[top] = v", "        top += 1",
             "        c = l - l0 + 1   # the binary counter: leaf c joins as many neighbours as c has trailing zeros",
             "        while (c & 1) == 0:", "            top -= 1",
@@ -216,22 +227,24 @@ def _tree_lines(red: Reduction, args: str, acc_np: str) -> list[str]:
     lines += ["", "", "@_jit", "def tree_end(stack, top):",
               "    while top > 1:", "        top -= 1", "        stack[top - 1] = comb(stack[top - 1], stack[top])",
               "    return stack[0]",
-              "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack, buf):",
+              "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack, buf, lanes):",
               "    top = 0",
               "    for l in range(l0, l1):", *leaf_value, *push,
               "    return tree_end(stack, top)",
               "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
               f"    stack = np.empty(STACK, {acc_np})",
               f"    buf = np.empty(LEAF * GROUP, {acc_np})",
+              f"    lanes = np.empty(LANES, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
               "    for m in range(m0, m1):", *_minmax_pass(red, args),
-              f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf) if nl else {ident if ident else 'stack[0]'}, div)",
+              f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes) if nl else {ident or 'stack[0]'}, div)",
               "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
               f"    stack = np.empty(STACK, {acc_np})",
               f"    buf = np.empty(LEAF * GROUP, {acc_np})",
+              f"    lanes = np.empty(LANES, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
               "    for c in range(c0, c1):",
-              f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf)",
+              f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf, lanes)",
               "", "", "@_jit", "def merge(part, out, m, div):",
               f"    stack = np.empty(STACK, {acc_np})",
               "    top = 0",
