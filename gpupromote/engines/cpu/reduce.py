@@ -34,12 +34,13 @@ from . import tables as _tables
 from . import threads as _threads
 from .cache import cached_cfunc
 from .kernels import load_module as _load_module
+from .reduce_columns import COLUMN_SHARE, COLUMNS, columns_fit, columns_lines
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
 
 __all__ = ["reduce_source", "reduction_for", "run"]
 
-GENERATOR_VERSION = 10
+GENERATOR_VERSION = 11
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -51,18 +52,20 @@ def _args(red: Reduction) -> str:
     return ", ".join(names + (["keep"] if red.kept is not None else []))
 
 
-def _elem_lines(red: Reduction, rowwise=frozenset()) -> list[str]:
+def _elem_lines(red: Reduction, rowwise=frozenset(), name="elem", index="[m, k]") -> list[str]:
+    """``elem(args, m, k)``; ``name="elemt", index="[k, m]"`` gives the same on operands passed
+    transposed, (K, rows) (reduce_columns.py's)."""
     def param(p):
         if p.folded:
             return f"s{p.index}"
-        e = f"x{p.index}[m]" if p.index in rowwise else f"x{p.index}[m, k]"
+        e = f"x{p.index}[m]" if p.index in rowwise else f"x{p.index}{index}"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
     names, lines, direct = _lower(red.map, param, "    ")
     value = names[red.map.value] if direct is None else _cast(names[direct], direct.dtype, red.map.out)
     if red.kept is not None:   # (an element may be visited twice: max / min's lanes, then its pass; the same value)
         kept = value if red.kept is red.map.value else names[red.kept]
-        lines.append(f"    keep[m, k] = {_store_text(kept, red.kept.dtype, red.kept.dtype)}")
-    return [f"def elem({_args(red)}, m, k):", *lines, f"    return {value}"]
+        lines.append(f"    keep{index} = {_store_text(kept, red.kept.dtype, red.kept.dtype)}")
+    return [f"def {name}({_args(red)}, m, k):", *lines, f"    return {value}"]
 
 
 def _fin_lines(red: Reduction) -> list[str]:
@@ -128,7 +131,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "from gpupromote.engines.cpu.intrinsics import fold_add, fold_multiply  # noqa: F401",
         "",
         "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
-        f"LEAF, LANES, CHUNK, STACK, GROUP = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {_GROUP}",
+        f"LEAF, LANES, CHUNK, STACK, GROUP, COLUMNS = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {_GROUP}, {COLUMNS}",
         "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]
     if red.combine in ("argmax", "argmin"):
@@ -143,6 +146,9 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
                   "            out[m, k] = fin(a, 0.0)"]
     else:
         lines += _tree_lines(red, args, acc_np, rowwise)
+    if columns_fit(red):
+        lines += ["", "", "@_jit", *_elem_lines(red, rowwise, "elemt", "[k, m]"),
+                  *columns_lines(red, args, acc_np, _ident(red))]
     if _has_native(red, rowwise):
         lines += _native_lines(red)
     return "\n".join(lines) + "\n"
@@ -365,6 +371,11 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, keep=None):
         if red.scan:
             _over_rows(lambda m0, m1: mod.scan(*args, o, K, m0, m1), M, K)
             return out
+        transposed = _transposed(args, rowwise) if columns_fit(red) and M > 1 and K > 1 else None
+        if transposed is not None:
+            # threads take whole runs of columns: a narrower share reads part of each cache line
+            _over_rows(lambda m0, m1: mod.cols(*transposed, o, K, m0, m1, div), M, K, min_rows=COLUMN_SHARE)
+            return out
         if M == 1 and not red.combine.startswith("arg") and K >= 2 * _MIN_PER_THREAD and _threads.thread_count() > 1:
             _long_row(mod, c, args, o, K, div)
             return out
@@ -372,6 +383,21 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, keep=None):
     except numba_errors.NumbaError as exc:
         raise TypeError(f"the CPU engine has no reduction kernel for {red.label} on "
                         f"{[p.dtype.name for p in red.params]} ({str(exc).splitlines()[0][:200]}):\n{red.text}") from None
+    return out
+
+
+def _transposed(args, rowwise):
+    """The operands as (K, rows) C-contiguous arrays when every (rows, K) one is the transpose of
+    a C-contiguous array (the reduced axes lead, the kept ones follow: reduce_columns.py), else
+    None. Folded scalars and rowwise operands pass as they are."""
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray) and i not in rowwise:
+            t = a.T
+            if not t.flags.c_contiguous:
+                return None
+            a = t
+        out.append(a)
     return out
 
 
@@ -394,9 +420,9 @@ def one_call(red: Reduction):
     return call
 
 
-def _over_rows(fn, M: int, K: int):
+def _over_rows(fn, M: int, K: int, min_rows: int = 1):
     threads = _threads.thread_count()
-    parts = min(threads, M, max(1, (M * max(K, 1)) // _MIN_PER_THREAD))
+    parts = min(threads, max(1, M // min_rows), max(1, (M * max(K, 1)) // _MIN_PER_THREAD))
     _threads.run_ranges(fn, _threads.split_range(M, parts) if parts > 1 else [(0, M)])
 
 
