@@ -221,6 +221,16 @@ class _Layout:
         """``a`` (of the layout's shape) as a (M, K) view (a copy where the axes cannot merge)."""
         return a.transpose(self.kept + list(self.axes)).reshape(self.M, self.K) if a.ndim else a.reshape(1, 1)
 
+    def batches(self, a):
+        """``a`` as a (B, K, M2) view when the reduced axes are one run between kept axes of a
+        C-contiguous array ((B, T, C) over T: the engine's batched columns, no copy), else None."""
+        axes = self.axes
+        if not axes or axes[0] == 0 or axes[-1] == a.ndim - 1 or axes != tuple(range(axes[0], axes[-1] + 1)) \
+                or not a.flags.c_contiguous or self.K < 2:
+            return None
+        B = math.prod(self.shape[:axes[0]])
+        return a.reshape(B, self.K, self.M // B) if B and self.M // B > 1 else None
+
 
 def reduction_layout(shape, axis, keepdims, op) -> _Layout:
     axes = normalize_axes(axis, len(shape), op)
@@ -256,11 +266,28 @@ def _run(op, plan, arr, axis, keepdims, policy_name, ddof):
     if op in _SCANS:
         return _scan(op, plan, arr, axis, engine, reduction_of)
     layout = reduction_layout(arr.shape, axis, keepdims, op)
+    x3 = layout.batches(arr) if op not in _ARGS else None
+    if x3 is not None:
+        return _run_batched(op, plan, x3, layout, policy_name, ddof, engine, reduction_of)
     x2 = layout.rows(arr)
     if op in ("var", "std"):
         d = default_ddof(policy_name) if ddof is None else ddof
         return run_reduction(op, reduction_of(plan), plan, [x2], layout, reduction_of(plan, "mean"), d)
     return run_reduction(op, reduction_of(plan), plan, [x2], layout)
+
+
+def _run_batched(op, plan, x3, layout, policy_name, ddof, engine, reduction_of):
+    """run_reduction's work over the batches of x3 (_Layout.batches), on the CPU engine."""
+    B, K = x3.shape[0], layout.K
+    result = np.empty(layout.M, plan.result.numpy)
+    if op in ("var", "std"):
+        d = default_ddof(policy_name) if ddof is None else ddof
+        mean = np.empty(layout.M, plan.compute.numpy)
+        engine.run_batched(reduction_of(plan, "mean"), [x3], mean, K, B, float(K))
+        engine.run_batched(reduction_of(plan), [x3, mean], result, K, B, float(max(K - d, 0)))
+    else:
+        engine.run_batched(reduction_of(plan), [x3], result, K, B, float(K))
+    return result.reshape(layout.out_shape)
 
 
 def _run_cuda(op, plan, arr, axis, keepdims, policy_name, ddof):

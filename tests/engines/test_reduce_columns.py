@@ -47,25 +47,29 @@ def _bits(a, any_nan=False):
 
 
 def _check(op, x, axes, policy, threads=1):
-    """``op`` over the leading ``axes`` of ``x`` as columns, against the same over the trailing
-    axes of a contiguous copy with those axes moved last, as rows."""
+    """``op`` over the leading (or middle) ``axes`` of ``x`` as columns, against the same over the
+    trailing axes of a contiguous copy with those axes moved last, as rows."""
     ran = []
-    real = cpu_reduce._transposed
+    real, real_batched = cpu_reduce._transposed, cpu_reduce.run_batched
 
     def spy(args, rowwise):
         got = real(args, rowwise)
         ran.append(got is not None)
         return got
+
+    def spy_batched(*args, **kwargs):
+        ran.append(True)
+        return real_batched(*args, **kwargs)
     fn = getattr(gp, op)
     rest = [a for a in range(x.ndim) if a not in axes]
     moved = np.ascontiguousarray(np.transpose(x, rest + list(axes)))
     with gp.num_threads(threads):
         want = fn(moved, axis=tuple(range(len(rest), x.ndim)), policy=policy)
-        cpu_reduce._transposed = spy
+        cpu_reduce._transposed, cpu_reduce.run_batched = spy, spy_batched
         try:
             got = fn(x, axis=axes, policy=policy)
         finally:
-            cpu_reduce._transposed = real
+            cpu_reduce._transposed, cpu_reduce.run_batched = real, real_batched
     assert any(ran), f"{op} over {axes} of {x.shape} did not run as columns"
     any_nan = op not in ("max", "min")
     assert _bits(got, any_nan) == _bits(want, any_nan), \
@@ -114,6 +118,24 @@ def test_columns_split_over_threads_are_the_same_bits(threads, monkeypatch):
 def test_three_dims_reduced_over_the_two_leading_axes():
     for op in ("sum", "mean", "max"):
         _check(op, _values((6, 50, 40), "float32", op), (0, 1), "numpy")
+
+
+MIDDLE = [((4, 300, 70), (1,)), ((3, 5, 129, 40), (1, 2)), ((2, 7, 3), (1,)), ((6, 2, 1100), (1,))]
+
+
+@pytest.mark.parametrize("shape, axes", MIDDLE, ids=[f"{s}-{a}" for s, a in MIDDLE])
+@pytest.mark.parametrize("op, dtype", [("sum", "float32"), ("var", "float32"), ("max", "float16"),
+                                       ("mean", "bfloat16"), ("prod", "float64"), ("any", "bool"),
+                                       ("sum", "int32"), ("std", "complex64")], ids=lambda v: str(v))
+def test_middle_axes_as_batched_columns_equal_rows(op, dtype, shape, axes):
+    _check(op, _values(shape, dtype, op), axes, "numpy")
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_batched_columns_split_over_threads_are_the_same_bits(threads, monkeypatch):
+    monkeypatch.setattr(cpu_reduce, "_MIN_PER_THREAD", 64)
+    for op in ("sum", "var"):
+        _check(op, _values((5, 200, 90), "float32", op), (1,), "numpy", threads)
 
 
 def test_a_fused_chain_over_a_leading_axis_equals_eager():

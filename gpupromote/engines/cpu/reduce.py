@@ -34,13 +34,13 @@ from . import tables as _tables
 from . import threads as _threads
 from .cache import cached_cfunc
 from .kernels import load_module as _load_module
-from .reduce_columns import COLUMN_SHARE, COLUMNS, columns_fit, columns_lines
+from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
 
-__all__ = ["reduce_source", "reduction_for", "run"]
+__all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 11
+GENERATOR_VERSION = 12
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -148,7 +148,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         lines += _tree_lines(red, args, acc_np, rowwise)
     if columns_fit(red):
         lines += ["", "", "@_jit", *_elem_lines(red, rowwise, "elemt", "[k, m]"),
-                  *columns_lines(red, args, acc_np, _ident(red))]
+                  *columns_lines(red, args, acc_np, _ident(red)), *batched_lines(red, rowwise)]
     if _has_native(red, rowwise):
         lines += _native_lines(red)
     return "\n".join(lines) + "\n"
@@ -380,6 +380,25 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, keep=None):
             _long_row(mod, c, args, o, K, div)
             return out
         _over_rows(lambda m0, m1: mod.rows(*args, o, K, m0, m1, div), M, K)
+    except numba_errors.NumbaError as exc:
+        raise TypeError(f"the CPU engine has no reduction kernel for {red.label} on "
+                        f"{[p.dtype.name for p in red.params]} ({str(exc).splitlines()[0][:200]}):\n{red.text}") from None
+    return out
+
+
+def run_batched(red: Reduction, args, out, K: int, batches: int, div: float = 0.0):
+    """``red`` over ``batches`` batches as columns (reduce_columns.py ``colsb``): array operands
+    (B, K, M2) C-contiguous, 1-d ones (B * M2,) one value per result, or folded scalars; ``out``
+    (B * M2,). For the reduced axes between kept ones, which ``run``'s (rows, K) views would copy."""
+    rowwise = frozenset(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim == 1)
+    c = reduction_for(red, rowwise)
+    args = [a if v is None or not isinstance(a, np.ndarray) else a.view(v) for a, v in zip(args, c.views)]
+    o = out if c.out_view is None else out.view(c.out_view)
+    M2 = o.shape[0] // batches
+    parts = min(_threads.thread_count(), batches, max(1, (o.shape[0] * K) // _MIN_PER_THREAD))
+    try:
+        _threads.run_ranges(lambda b0, b1: c.module.colsb(*args, o, K, M2, b0, b1, div),
+                            _threads.split_range(batches, parts) if parts > 1 else [(0, batches)])
     except numba_errors.NumbaError as exc:
         raise TypeError(f"the CPU engine has no reduction kernel for {red.label} on "
                         f"{[p.dtype.name for p in red.params]} ({str(exc).splitlines()[0][:200]}):\n{red.text}") from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...kernel.reduce import LANES, Reduction
 
-__all__ = ["COLUMNS", "COLUMN_SHARE", "columns_lines", "columns_fit"]
+__all__ = ["COLUMNS", "COLUMN_SHARE", "batched_lines", "columns_lines", "columns_fit"]
 
 # results computed together: long runs of each row are read faster ((4096, 1024) float32 over axis
 # 0, one thread: 1.2-1.5 ms in blocks of 256 columns, 0.9-1.2 ms of 512, 0.8-0.9 ms of 1024), and
@@ -33,6 +33,18 @@ def columns_fit(red: Reduction) -> bool:
     """Whether ``red``'s module has ``cols``: tree reductions that keep no chain (scans, argmax /
     argmin and kept chains run as rows)."""
     return not red.scan and not red.combine.startswith("arg") and red.kept is None
+
+
+def batched_lines(red: Reduction, rowwise) -> list[str]:
+    """``colsb(args, out, K, M2, b0, b1, div)``: cols over batches b0 .. b1 of operands (B, K, M2)
+    (the reduced axes between kept ones, as in (B, T, C) over T), each batch's M2 results in turn;
+    rowwise operands are 1-d, one value per result."""
+    names = [f"s{p.index}" if p.folded else f"x{p.index}" for p in red.params]
+    batch = [n if p.folded else (f"{n}[b * M2:(b + 1) * M2]" if p.index in rowwise else f"{n}[b]")
+             for n, p in zip(names, red.params)]
+    return ["", "", "@_jit", f"def colsb({', '.join(names)}, out, K, M2, b0, b1, div):",
+            "    for b in range(b0, b1):",
+            f"        cols({', '.join(batch)}, out[b * M2:(b + 1) * M2], K, 0, M2, div)"]
 
 
 def columns_lines(red: Reduction, args: str, acc_np: str, ident) -> list[str]:
