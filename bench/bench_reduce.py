@@ -14,6 +14,8 @@ Rows:
     deviations, the normalized affine result) inside gp.fuse, against the same in eager NumPy and
     torch.nn.functional.layer_norm. No goal: the issue names softmax; this row shows the other
     function it names.
+  * ``reduce sum axis 0 of 4096x1024 float32`` (and var; sum over axis 1 of 32x512x256): reductions
+    over leading and middle axes (the CPU engine's columns), against NumPy and torch. No goal.
   * ``reduce: one call, sum of 100 float32``: the time of one small call (the compiled dispatcher,
     dispatch/fastpath/reduce_op.c; ``gp.sum.__wrapped__``: the Python fast path) against np.sum.
 
@@ -227,3 +229,46 @@ def test_torch_layer_norm(benchmark):
     benchmark.group = _LAYER_NORM
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(lambda: torch.nn.functional.layer_norm(t, (1024,), w, b, eps=1e-5), **_ROUNDS)
+
+
+# --- over leading and middle axes -----------------------------------------------------------------
+
+_T3 = _rng.standard_normal((32, 512, 256)).astype(np.float32)
+_AXES = {   # group -> (array, axis): the reduced axes before the kept ones (columns, no copy)
+    "reduce sum axis 0 of 4096x1024 float32": (ROWS, 0),
+    "reduce var axis 0 of 4096x1024 float32": (ROWS, 0),
+    "reduce sum axis 1 of 32x512x256 float32": (_T3, 1),
+}
+
+
+def _axes_fn(group, module):
+    return getattr(module, "var" if " var " in group else "sum")
+
+
+@pytest.mark.parametrize("group", list(_AXES))
+def test_gpupromote_axes(benchmark, group):
+    x, axis = _AXES[group]
+    got = _axes_fn(group, gp)(x, axis=axis)
+    np.testing.assert_allclose(got, _axes_fn(group, np)(x.astype(np.float64), axis=axis), rtol=1e-4, atol=1e-4)
+    benchmark.group = group
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(_axes_fn(group, gp), (x,), dict(axis=axis), **_ROUNDS)
+
+
+@pytest.mark.parametrize("group", list(_AXES))
+def test_numpy_axes(benchmark, group):
+    x, axis = _AXES[group]
+    benchmark.group = group
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(_axes_fn(group, np), (x,), dict(axis=axis), **_ROUNDS)
+
+
+@pytest.mark.parametrize("group", list(_AXES))
+def test_torch_axes(benchmark, group):
+    torch = torch_one_thread()
+    x, axis = _AXES[group]
+    t = torch.from_numpy(x)
+    fn = (lambda: torch.var(t, dim=axis, correction=0)) if " var " in group else (lambda: torch.sum(t, dim=axis))
+    benchmark.group = group
+    benchmark.extra_info["impl"] = "torch"
+    benchmark.pedantic(fn, **_ROUNDS)
