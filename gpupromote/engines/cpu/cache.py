@@ -67,6 +67,7 @@ KERNEL_MODULES = ("gpupromote.engines.cpu.helpers", *HELPER_MODULES, "gpupromote
                   "gpupromote.engines.cpu.engine", "gpupromote.engines.cpu.source",
                   "gpupromote.engines.cpu.kernels", "gpupromote.engines.cpu.threads",
                   "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache", "gpupromote.engines.cpu.reduce",
+                  "gpupromote.engines.cpu.reduce_columns",
                   *MATH_MODULES)
 
 
