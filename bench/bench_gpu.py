@@ -524,6 +524,9 @@ def _reduce_fns(case):
     if case == "sum(x*y)":
         f = _REDUCE_FUSED.setdefault(case, gp.fuse(lambda a, b: gp.sum(a * b), policy="torch"))
         return f, (lambda a, b: cp.sum(a * b)), torch and (lambda a, b: torch.sum(a * b))
+    if case == "sum axis 0":   # a leading axis: the kernels' column schedule (engines/cuda/reduce._columns)
+        return (lambda x: gp.sum(x, axis=0, policy="torch"), (lambda x: cp.sum(x, axis=0)),
+                torch and (lambda t: torch.sum(t, dim=0)))
     if case == "layer norm rows":
         f = _REDUCE_FUSED.setdefault(case, gp.fuse(_layer_norm_gp, policy="torch"))
         return f, _layer_norm_cupy, torch and (lambda t: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=1e-5))
@@ -533,7 +536,7 @@ def _reduce_fns(case):
 
 REDUCE_CASES = [("sum", "float32", (UNARY_N,)), ("sum", "float16", (UNARY_N,)),
                 ("sum(x*y)", "float32", (UNARY_N,)), ("softmax rows", "float32", (4096, 1024)),
-                ("layer norm rows", "float32", (4096, 1024))]
+                ("layer norm rows", "float32", (4096, 1024)), ("sum axis 0", "float32", (4096, 1024))]
 
 
 @pytest.mark.parametrize("case, dtype, shape", REDUCE_CASES, ids=[f"reduce-{c}-{d}" for c, d, _ in REDUCE_CASES])

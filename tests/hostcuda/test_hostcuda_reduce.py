@@ -76,8 +76,11 @@ def _stages(op, plan):
     return [reduction_of(plan)]
 
 
-def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse, keep=None):
+def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse, keep=None, cols=None):
+    """engines/cuda/reduce.run's launches; ``cols``: the schedule (neighbouring threads on
+    neighbouring results, or on neighbouring lanes of one), by default the one run() picks."""
     name = cuda.reduction_name(red)
+    cols = ctypes.c_longlong(int(cuda._columns(views, red) if cols is None else cols))
     store = out.view(cpu.storage_view(red.out)) if cpu.storage_view(red.out) is not None else out
     views = [v.view(cpu.storage_view(d)) if cpu.storage_view(d) is not None else v
              for v, d in zip(views, [p.dtype for p in red.params])]
@@ -94,10 +97,10 @@ def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse, keep=None):
         part = np.zeros(max(M * nc, 1), red.acc.numpy)
         if red.sequential:
             _launch(lib, f"{name}_parts", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
-                                                        _ptr(part), *_operand_args(views)], reverse)
+                                                        cols, _ptr(part), *_operand_args(views)], reverse)
         else:
             lanes = np.zeros(max(M * -(-K // 128) * 8, 1), red.acc.numpy)
-            _launch(lib, f"{name}_lanes", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), _ptr(lanes),
+            _launch(lib, f"{name}_lanes", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), cols, _ptr(lanes),
                                                         *_operand_args(views)], reverse)
             _launch(lib, f"{name}_leaves", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
                                                          _ptr(part), _ptr(lanes)], reverse)
@@ -160,7 +163,9 @@ def test_host_cuda_reduction_equals_the_cpu_engine(library, case):
     x = _data(dt, (M, K), M * K + 1, op)
     stages = _stages(op, plan)
     div = DIVISOR.get(op, lambda K: float(K))(K)
-    for grid, block, reverse in ((1, 1, False), (3, 5, True)):
+    # the two schedules (engines/cuda/reduce._columns: threads along results or along lanes) each
+    # give every result the same operations
+    for grid, block, reverse, cols in ((1, 1, False, 0), (3, 5, True, 0), (3, 5, True, 1)):
         views = [x]
         for red in stages:
             shape = (M, K) if red.scan else (M,)
@@ -168,11 +173,11 @@ def test_host_cuda_reduction_equals_the_cpu_engine(library, case):
             got = np.zeros(shape, red.out.numpy)
             d = float(K) if red is not stages[-1] else div
             cpu.run(red, views, want, K, d)
-            _run_cuda(library, red, views, M, K, d, got, grid, block, reverse)
+            _run_cuda(library, red, views, M, K, d, got, grid, block, reverse, cols=cols)
             with np.errstate(invalid="ignore"):
                 nan = np.isnan(want.astype(np.complex128)) if want.dtype.kind in "fcV" or dt == "bfloat16" else False
             assert np.array_equal(np.where(nan, 0, _bits(got)), np.where(nan, 0, _bits(want))), \
-                f"{op} {dt} grid {grid}x{block}: host CUDA {got[:4]} vs CPU {want[:4]}"
+                f"{op} {dt} grid {grid}x{block} cols={cols}: host CUDA {got[:4]} vs CPU {want[:4]}"
             if not red.scan:
                 views = [x, np.broadcast_to(want[:, None], (M, K))]
 
@@ -262,7 +267,10 @@ def test_device_softmax_is_three_kernels_with_one_exp(monkeypatch):
 EAGER = [("sum", "float32", "numpy", (5, 3000), 1), ("mean", "float16", "torch", (4, 70, 3), (0, 2)),
          ("var", "float32", "numpy", (6, 500), -1), ("std", "float64", "torch", (2000,), None),
          ("max", "float32", "jax", (3, 400), 1), ("argmin", "int32", "numpy", (4, 300), 1),
-         ("any", "int8", "numpy", (3, 50), 0), ("sum", "bfloat16", "jax", (4097,), None)]
+         ("any", "int8", "numpy", (3, 50), 0), ("sum", "bfloat16", "jax", (4097,), None),
+         # leading axes: the kernels' column schedule (engines/cuda/reduce._columns)
+         ("sum", "float32", "numpy", (700, 300), 0), ("max", "float16", "torch", (300, 129), 0),
+         ("var", "float32", "jax", (4, 300, 50), (0, 1))]
 
 SCANS = [("cumsum", "float32", "numpy", (5, 300), 1), ("cumsum", "float16", "torch", (40, 7, 3), 0),
          ("cumprod", "int8", "numpy", (6, 50), -1), ("cumsum", "bfloat16", "jax", (4097,), None),

@@ -218,14 +218,14 @@ def reduction_code(red: Reduction) -> str:
     if not red.sequential:
         code.append(_lane_kernels(red, name, fname, decls, init, grid))
     code.append("\n".join([
-        f'extern "C" __global__ void {name}_parts(long long M, long long K, long long nc, {acc}* __restrict__ part, '
-        f'{", ".join(decls)}) {{',
+        f'extern "C" __global__ void {name}_parts(long long M, long long K, long long nc, long long cols, '
+        f'{acc}* __restrict__ part, {", ".join(decls)}) {{',
         f"  const {fname} f = {init};", *grid,
         f"  const long long nl = (K + {LEAF - 1}) / {LEAF};",
         "  for (long long i = start; i < M * nc; i += stride) {",
-        "    const long long m = i / nc, c = i % nc;",
+        "    const long long m = cols ? i % M : i / nc, c = cols ? i / M : i % nc;   // cols: as in _lanes",
         f"    const long long l1 = (c + 1) * {CHUNK_LEAVES} < nl ? (c + 1) * {CHUNK_LEAVES} : nl;",
-        f"    part[i] = {name}_node(f, m, K, c * {CHUNK_LEAVES}, l1);",
+        f"    part[m * nc + c] = {name}_node(f, m, K, c * {CHUNK_LEAVES}, l1);",
         "  }", "}", "",
         f'extern "C" __global__ void {name}_merge(long long M, long long nc, double div, const {acc}* __restrict__ part, '
         f'{out}* __restrict__ y) {{',
@@ -250,15 +250,19 @@ def _lane_kernels(red: Reduction, name, fname, decls, init, grid) -> str:
     binary counter; ``_merge`` as for the other reductions."""
     acc = _acc_c(red)
     return "\n".join([
-        f'extern "C" __global__ void {name}_lanes(long long M, long long K, {acc}* __restrict__ lanes, {", ".join(decls)}) {{',
+        f'extern "C" __global__ void {name}_lanes(long long M, long long K, long long cols, {acc}* __restrict__ lanes, '
+        f'{", ".join(decls)}) {{',
         f"  const {fname} f = {init};", *grid,
         f"  const long long nl = (K + {LEAF - 1}) / {LEAF};",
         f"  for (long long i = start; i < M * nl * {LANES}; i += stride) {{",
-        f"    const long long m = i / (nl * {LANES}), r = i % (nl * {LANES}), l = r / {LANES}, j = r % {LANES};",
+        "    // cols: neighbouring threads take neighbouring results (operands whose rows are next to each",
+        "    // other in memory: a reduction over leading axes), else neighbouring lanes of one row",
+        f"    const long long m = cols ? i % M : i / (nl * {LANES}), r = cols ? i / M : i % (nl * {LANES});",
+        f"    const long long l = r / {LANES}, j = r % {LANES};",
         f"    const long long k0 = l * {LEAF}, k1 = k0 + {LEAF} < K ? k0 + {LEAF} : K;",
         f"    {acc} a = {_ident(red)};",
         f"    for (long long k = k0 + j; k < k1; k += {LANES}) a = f.comb(a, f.elem(m, k));",
-        "    lanes[i] = a;", "  }", "}", "",
+        f"    lanes[(m * nl + l) * {LANES} + j] = a;", "  }", "}", "",
         f'extern "C" __global__ void {name}_leaves(long long M, long long K, long long nc, {acc}* __restrict__ part, '
         f'const {acc}* __restrict__ lanes) {{',
         *grid,
@@ -320,6 +324,17 @@ def _module(red: Reduction, device_id: int):
     return mod
 
 
+def _columns(args, red: Reduction) -> bool:
+    """Whether the first array operand's rows lie closer together than its elements along K (a
+    reduction over leading axes): the kernels then give neighbouring threads neighbouring rows, so
+    that a warp's loads are coalesced. Which thread computes what changes no result."""
+    for a, p in zip(args, red.params):
+        if not p.folded:
+            sm, sk = (a[1], a[2]) if isinstance(a, tuple) else a.strides
+            return 0 < abs(sm) < abs(sk)
+    return False
+
+
 def _grid(n: int) -> int:
     return max(1, min(-(-n // _BLOCK), 1 << 20))
 
@@ -349,6 +364,7 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
     M = out.shape[0]
     mod = _module(red, device_id)
     name = reduction_name(red)
+    cols = np.int64(_columns(args, red))
     if red.combine in ("argmax", "argmin"):
         mod.get_function(f"{name}_rows")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(K), np.float64(div), out, *ops))
     elif red.scan:
@@ -357,12 +373,12 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
         nc = chunks(K)
         part = cp.empty(max(M * nc, 1), red.acc.numpy)
         if red.sequential:
-            mod.get_function(f"{name}_parts")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc), part,
-                                                                            *ops))
+            mod.get_function(f"{name}_parts")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc), cols,
+                                                                            part, *ops))
         else:
             n = M * (-(-K // LEAF)) * LANES
             lanes = cp.empty(max(n, 1), red.acc.numpy)
-            mod.get_function(f"{name}_lanes")((_grid(n),), (_BLOCK,), (np.int64(M), np.int64(K), lanes, *ops))
+            mod.get_function(f"{name}_lanes")((_grid(n),), (_BLOCK,), (np.int64(M), np.int64(K), cols, lanes, *ops))
             mod.get_function(f"{name}_leaves")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc),
                                                                              part, lanes))
         mod.get_function(f"{name}_merge")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
