@@ -51,13 +51,23 @@ HARDWARE_HALF = _hardware_half()
 # LLVM's half <-> float conversions (one instruction with F16C; used when HARDWARE_HALF)
 
 @intrinsic
-def _half_bits_to_f32(typingctx, bits):
-    """fpext half -> float (vcvtph2ps with F16C): exact, but quiets signalling NaNs."""
+def _half_bits_to_f32_exact(typingctx, bits):
+    """float16 bits -> float32, NaN payloads kept as numpy keeps them (vcvtph2ps sets a
+    signalling NaN's quiet bit): fpext, and for a NaN the float32 bits built from the half's, all
+    in 32-bit lanes (the same in Numba's integers widened every lane to 64 bits: 4x the vector work)."""
     if bits != types.uint16:
         return None
 
     def codegen(context, builder, sig, args):
-        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+        i32 = ir.IntType(32)
+        h = builder.zext(args[0], i32)
+        mag = builder.and_(h, ir.Constant(i32, 0x7FFF))
+        nan = builder.or_(builder.or_(builder.shl(builder.and_(h, ir.Constant(i32, 0x8000)), ir.Constant(i32, 16)),
+                                      ir.Constant(i32, 0x7F800000)),
+                          builder.shl(mag, ir.Constant(i32, 13)))
+        wide = builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+        is_nan = builder.icmp_unsigned(">", mag, ir.Constant(i32, 0x7C00))
+        return builder.select(is_nan, builder.bitcast(nan, ir.FloatType()), wide)
     return types.float32(bits), codegen
 
 
@@ -108,11 +118,8 @@ def _f16_to_f32_soft(h):
 
 @_njit
 def _f16_to_f32_hw(h):
-    h = np.uint16(h)
-    mag = np.int64(h) & 0x7FFF
     # why: vcvtph2ps sets the quiet bit of a signalling NaN; numpy keeps the payload as is.
-    nan = _f32_of(((np.int64(h) & 0x8000) << 16) | 0x7F800000 | (mag << 13))
-    return nan if mag > 0x7C00 else _half_bits_to_f32(h)
+    return _half_bits_to_f32_exact(np.uint16(h))
 
 
 @_njit
