@@ -71,14 +71,44 @@ def _half_bits_to_f32_exact(typingctx, bits):
     return types.float32(bits), codegen
 
 
+def _i32(v):
+    return ir.Constant(ir.IntType(32), v)
+
+
 @intrinsic
-def _f32_to_half_bits(typingctx, value):
-    """fptrunc float -> half (vcvtps2ph with F16C): round to nearest even; NaNs get quieted."""
+def _f32_to_half_bits_exact(typingctx, value):
+    """float32 -> float16 bits, NaNs as numpy narrows them (npy_floatbits_to_halfbits: the top
+    payload bits, signalling or not, a zero payload made 1; vcvtps2ph would quiet them): fptrunc,
+    and for a NaN the half's bits built from the float's, in 32-bit lanes (as for the widening)."""
     if value != types.float32:
         return None
 
     def codegen(context, builder, sig, args):
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+        u = builder.bitcast(args[0], ir.IntType(32))
+        a = builder.and_(u, _i32(0x7FFFFFFF))
+        r = builder.add(_i32(0x7C00), builder.lshr(builder.and_(a, _i32(0x7FFFFF)), _i32(13)))
+        r = builder.select(builder.icmp_unsigned("==", r, _i32(0x7C00)), _i32(0x7C01), r)
+        nan = builder.trunc(builder.or_(r, builder.and_(builder.lshr(u, _i32(16)), _i32(0x8000))), ir.IntType(16))
+        narrow = builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+        return builder.select(builder.icmp_unsigned(">", a, _i32(0x7F800000)), nan, narrow)
+    return types.uint16(value), codegen
+
+
+@intrinsic
+def _f32_to_bf16_bits(typingctx, value):
+    """float32 -> bfloat16 bits as ml_dtypes (Eigen's float_to_bfloat16_rtne): round to nearest
+    even on the bits, every NaN the quiet NaN 0x7FC0 with its sign; in 32-bit lanes (the rounding
+    add wraps only for NaNs, whose result is replaced)."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        u = builder.bitcast(args[0], ir.IntType(32))
+        high = builder.lshr(u, _i32(16))
+        nan = builder.or_(builder.and_(high, _i32(0x8000)), _i32(0x7FC0))
+        r = builder.lshr(builder.add(builder.add(u, _i32(0x7FFF)), builder.and_(high, _i32(1))), _i32(16))
+        is_nan = builder.icmp_unsigned(">", builder.and_(u, _i32(0x7FFFFFFF)), _i32(0x7F800000))
+        return builder.trunc(builder.select(is_nan, nan, r), ir.IntType(16))
     return types.uint16(value), codegen
 
 
@@ -155,10 +185,7 @@ def _f32_to_f16_soft(x):
 
 @_njit
 def _f32_to_f16_hw(x):
-    u = _bits_of_f32(x)
-    a = u & 0x7FFFFFFF
-    nan = np.uint16(_f16_nan_bits((a & 0x7FFFFF) >> 13) | ((u >> 16) & 0x8000))
-    return nan if a > 0x7F800000 else _f32_to_half_bits(x)
+    return _f32_to_half_bits_exact(np.float32(x))
 
 
 @_njit
@@ -179,12 +206,9 @@ def _f64_to_f16(x):
 
 @_njit
 def _f32_to_bf16(x):
-    u = _bits_of_f32(x)
     # ml_dtypes (Eigen's float_to_bfloat16_rtne) turns every NaN into the quiet NaN 0x7FC0,
     # keeping only the sign. The sign bit rides along in the rounding add: no carry reaches it.
-    nan = ((u >> 16) & 0x8000) | 0x7FC0
-    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    return np.uint16(nan if (u & 0x7FFFFFFF) > 0x7F800000 else r)
+    return _f32_to_bf16_bits(np.float32(x))
 
 
 @_njit
