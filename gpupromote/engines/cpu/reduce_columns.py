@@ -7,6 +7,9 @@ times slower than NumPy. ``cols`` takes the operands transposed, (K, rows) and C
 computes COLUMNS results at once: for each k in order it updates the running values of those
 columns from one contiguous run of row k, a loop LLVM vectorizes across the columns.
 
+Over axes between kept ones ((B, T, C) over T), ``colsb`` runs ``cols`` batch by batch on the
+array viewed as (B, K, M2), where the (rows, K) view would be a copy.
+
 Every column goes through exactly the operations ``rows`` does for it (the same leaves, the same
 lane of each element, the same binary counter over the leaves, the same tree at the end), so the
 results are the same bits; only the interleaving of independent columns differs.
@@ -49,7 +52,9 @@ def batched_lines(red: Reduction, rowwise) -> list[str]:
 
 def columns_lines(red: Reduction, args: str, acc_np: str, ident) -> list[str]:
     """The ``cols`` function; ``elemt(args, m, k)`` (reduce._elem_lines on transposed operands)
-    gives the term of result m at k."""
+    gives the term of result m at k. Result m is passed as a uint64: from a signed index Numba
+    makes a wraparound select that LLVM could not see through, and the loads were gathers (9 ms
+    for the sum over axis 0 of (4096, 1024) float32, 1 ms without)."""
     each = "            for i in range(nb):"
 
     def merge(a, b):
