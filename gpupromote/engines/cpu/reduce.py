@@ -190,12 +190,15 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
         names = [f"r{j}" for j in range(LANES)]
 
         def lanes_fold(term, base):
-            if fold is not None and term.startswith("buf"):
-                return [f"            {fold}(lanes, buf, {base.rstrip(' +') or '0'})"]
+            """A full leaf's lanes over ``term`` (its element k, for k from ``base``)."""
             return ([f"            {' = '.join(names)} = {ident}",
-                     f"            for t in range(LEAF // {LANES}):", f"                k = {base}{LANES} * t"]
+                     f"            for t in range(LEAF // {LANES}):", f"                k = {base} + {LANES} * t"]
                     + [f"                r{j} = comb(r{j}, {term.format(k=f'k + {j}')})" for j in range(LANES)]
                     + [f"            lanes[{j}] = r{j}" for j in range(LANES)])
+
+        def buf_fold(base):
+            """A full leaf's lanes over its terms in buf from ``base``."""
+            return [f"            {fold}(lanes, buf, {base})"] if fold is not None else lanes_fold("buf[{k}]", base)
         leaf_value = ["        k0 = l * LEAF", "        if k0 + LEAF <= K:"]
         only = red.params[0] if len(red.params) == 1 and not red.params[0].folded else None
         if not red.map.steps() and only is not None and only.dtype == red.acc and fold is not None \
@@ -205,7 +208,7 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
         elif not _tables.calls_math(red.map) and (red.map.steps() or fold is not None):
             # plain arithmetic (or a conversion to fold): a leaf's terms, then its lanes
             leaf_value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)",
-                           *lanes_fold("buf[{k}]", "")]
+                           *buf_fold("0")]
         elif red.map.steps():
             # math: the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
             # ones, 10% faster for exp; which terms are computed when changes nothing), at the first
@@ -213,9 +216,9 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
             leaf_value += ["            g = (l - l0) & (GROUP - 1)", "            if g == 0:",
                            "                for j in range((min(l + GROUP, l1, K // LEAF) - l) * LEAF):",
                            f"                    buf[j] = elem({args}, m, k0 + j)",
-                           *lanes_fold("buf[{k}]", "g * LEAF + ")]
+                           *buf_fold("g * LEAF")]
         else:   # the term is the element itself: read it in the lanes' loop
-            leaf_value += lanes_fold(f"elem({args}, m, {{k}})", "k0 + ")
+            leaf_value += lanes_fold(f"elem({args}, m, {{k}})", "k0")
         # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
         # leaf's, in LANES scalars (5x faster on short rows than one element at a time), then the
         # few left, each into its lane (lane j takes k0 + LANES t + j, in order of t)
@@ -364,7 +367,7 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, keep=None):
     if rowwise:
         args = [a[:, 0] if i in rowwise else a for i, a in enumerate(args)]
     c = reduction_for(red, rowwise)
-    args = [a if v is None or not isinstance(a, np.ndarray) else a.view(v) for a, v in zip(args, c.views)]
+    args = _storage_args(args, c)
     if keep is not None:
         view = storage_view(red.kept.dtype)
         args = [*args, keep if view is None else keep.view(view)]
@@ -385,8 +388,7 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, keep=None):
             return out
         _over_rows(lambda m0, m1: mod.rows(*args, o, K, m0, m1, div), M, K)
     except numba_errors.NumbaError as exc:
-        raise TypeError(f"the CPU engine has no reduction kernel for {red.label} on "
-                        f"{[p.dtype.name for p in red.params]} ({str(exc).splitlines()[0][:200]}):\n{red.text}") from None
+        raise _no_kernel(red, exc) from None
     return out
 
 
@@ -396,7 +398,7 @@ def run_batched(red: Reduction, args, out, K: int, batches: int, div: float = 0.
     (B * M2,). For the reduced axes between kept ones, which ``run``'s (rows, K) views would copy."""
     rowwise = frozenset(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim == 1)
     c = reduction_for(red, rowwise)
-    args = [a if v is None or not isinstance(a, np.ndarray) else a.view(v) for a, v in zip(args, c.views)]
+    args = _storage_args(args, c)
     o = out if c.out_view is None else out.view(c.out_view)
     M2 = o.shape[0] // batches
     parts = min(_threads.thread_count(), batches, max(1, (o.shape[0] * K) // _MIN_PER_THREAD))
@@ -404,9 +406,18 @@ def run_batched(red: Reduction, args, out, K: int, batches: int, div: float = 0.
         _threads.run_ranges(lambda b0, b1: c.module.colsb(*args, o, K, M2, b0, b1, div),
                             _threads.split_range(batches, parts) if parts > 1 else [(0, batches)])
     except numba_errors.NumbaError as exc:
-        raise TypeError(f"the CPU engine has no reduction kernel for {red.label} on "
-                        f"{[p.dtype.name for p in red.params]} ({str(exc).splitlines()[0][:200]}):\n{red.text}") from None
+        raise _no_kernel(red, exc) from None
     return out
+
+
+def _storage_args(args, c: _Compiled):
+    """The array operands viewed as the kernel reads them (narrow floats as their bits)."""
+    return [a if v is None or not isinstance(a, np.ndarray) else a.view(v) for a, v in zip(args, c.views)]
+
+
+def _no_kernel(red: Reduction, exc) -> TypeError:
+    return TypeError(f"the CPU engine has no reduction kernel for {red.label} on "
+                     f"{[p.dtype.name for p in red.params]} ({str(exc).splitlines()[0][:200]}):\n{red.text}")
 
 
 def _transposed(args, rowwise):
