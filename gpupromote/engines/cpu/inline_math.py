@@ -1,14 +1,13 @@
-"""The names the owned-math statements written into a kernel's loop read: engines/cpu/source.py
-writes each float32 or narrow call of a straight-line library function inline (through
-kernel/math/_flatten.py's ``inline_expression``), and the generated module imports ``*`` from
-here as from the helper modules: the renderings' builtins as ``_gpm_<name>`` (numpy's scalar
-types, the LLVM primitives) and the functions' module-level values as ``_g_<module>_<name>``.
+"""The names a kernel's float32 and narrow math calls read: engines/cpu/source.py writes each such
+call of a straight-line owned math function as one call of ``_gpmi_<function>``, a Numba intrinsic
+that writes the function's LLVM instructions into the loop (kernel/math/llvm_binding.py); the
+generated module imports ``*`` from here as from the helper modules.
 """
 from __future__ import annotations
 
-from ...kernel.math.numba_binding import inline_globals
+from ...kernel.math.llvm_binding import kernel_intrinsics
 
-_NAMES = inline_globals()
+_NAMES = kernel_intrinsics()
 __all__ = sorted(_NAMES)
 
 

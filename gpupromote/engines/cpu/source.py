@@ -6,15 +6,14 @@ Numba, and the text it writes is what a kernel module is filed (and Numba's disk
 """
 from __future__ import annotations
 
-import functools
 import re
 
 import numpy as np
 
 from ...core import dtypes as D
 from ...kernel import ir
-from ...kernel.math import _library  # noqa: F401 - fills the registry inline_expression reads
-from ...kernel.math._flatten import inline_expression, is_straight
+from ...kernel.math import _library  # noqa: F401 - fills the registry is_straight reads
+from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
@@ -100,10 +99,10 @@ _MATH_CALL = re.compile(r"(gp_\w+?)(?:_(f2|bf|e4|e5))?\((in0(?:, in1)?)\)")
 
 
 def _inline_math(node, names):
-    """The library call a math step makes, as (text of a library expression on the names
-    ``a0``, ``a1``, the operands' texts), where that call is straight-line (the float32 and
-    narrow paths): written into the loop by let_lines. None for every other step (float64 and
-    complex keep their helper call)."""
+    """The library call a math step makes, as the text of one call of its instructions
+    (kernel/math/llvm_binding.py: an intrinsic writing the straight-line function's operations
+    into the loop), where that call is straight-line (the float32 and narrow paths). None for every
+    other step (float64 and complex keep their helper call)."""
     m = _MATH_CALL.fullmatch(node.expr) if isinstance(node, ir.Apply) else None
     if m is None:
         return None
@@ -113,41 +112,29 @@ def _inline_math(node, names):
         return None
     if any(a.dtype is not D.float32 for a in node.args):   # a narrow operand too: widened to float32 by a cast
         return None
-    params = [f"a{k}" for k in range(len(node.args))]
     operands = [names[a] for a in node.args]
     if code is None:
-        return (f"gpm_{real}_f32({', '.join(params)})", operands) if is_straight(f"gpm_{real}_f32") else None
-    if not is_straight(f"gpm_{real}_wide"):
+        name = f"gpm_{real}_f32"
+        return f"{INTRINSIC_PREFIX}{name}({', '.join(operands)})" if is_straight(name) else None
+    name = f"gpm_{real}_wide"
+    if not is_straight(name):
         return None
-    wide = f"gpm_{real}_wide({', '.join(f'np.float64({a})' for a in params)})"
-    return f"{_NARROW[code][0]}({NARROW_ROUNDING[code]}({wide}))", operands   # one rounding, then the float32 carrier
-
-
-@functools.lru_cache(maxsize=1024)
-def _inlined(call: str, base: str) -> tuple[tuple[str, ...], str]:
-    statements, result = inline_expression(call, base)
-    return tuple(statements), result
+    wide = f"{INTRINSIC_PREFIX}{name}({', '.join(f'np.float64({a})' for a in operands)})"
+    return f"{_NARROW[code][0]}({INTRINSIC_PREFIX}{NARROW_ROUNDING[code]}({wide}))"   # one rounding, then the float32 carrier
 
 
 def let_lines(names, steps, indent: str) -> list[str]:
     """The statements of ir.lower's steps, one local each; a float32 or narrow call of a
-    straight-line math function is written out as its statements (kernel/math/_flatten.py), so
-    that Numba compiles one function, not an overload with the helpers inlined into it: a cold
-    gp.exp(float32) kernel compiles in about 90 ms instead of 120. The operations are the
-    library's, in its order: the bits are the helper's (tests/engines/test_inline_math.py)."""
+    straight-line math function is one call of an intrinsic that writes the function's LLVM
+    instructions into the loop (kernel/math/llvm_binding.py), so that Numba types and lowers one
+    call, not the function's statements: a cold gp.exp(float32) kernel compiles in about 65 ms
+    instead of 100. The operations are the library's, in its order: the bits are the helper's
+    (tests/engines/test_inline_math.py, tests/kernel/math/test_llvm_binding.py)."""
     lines = []
     for name, node, value in steps:
         math = _inline_math(node, names)
         if math is not None:
-            call, operands = math
-            base = f"_{name}"
-            # the operands bound once to names (x1[i] differs between loops, the statements do not)
-            for k, operand in enumerate(operands):
-                call = call.replace(f"a{k}", f"{base}_a{k}")
-                lines.append(f"{indent}{base}_a{k} = {operand}")
-            statements, result = _inlined(call, base)
-            lines += [f"{indent}{line}" for line in statements]
-            value = f"{_np(node.dtype)}({result})"
+            value = f"{_np(node.dtype)}({math})"
         lines.append(f"{indent}{name} = {value}")
     return lines
 

@@ -1,4 +1,4 @@
-"""Straight-line library functions as one Python function each: the Numba rendering's fast compile.
+"""Straight-line library functions as one Python function each: what the CPU kernels compile.
 
 A float32 entry point such as ``gpm_exp_f32`` is a chain of small straight-line helpers
 (``gpm_fix_exp_f32(x, gpm_exp_f32_raw(x))`` -> ``gpm_exp_wide`` -> ``gpm_exp_wide_core``,
@@ -28,7 +28,7 @@ import functools
 from ._cpp_render import function_ast
 from ._dsl import REGISTRY
 
-__all__ = ["is_straight", "flat_source", "inline_expression", "flat_globals", "BUILTIN_PREFIX"]
+__all__ = ["is_straight", "flat_source", "INTRINSIC_PREFIX"]
 
 # names the renderings bind themselves (types, primitives): never renamed
 _BUILTIN = frozenset(("f64", "f32", "i64", "u64", "i32", "u32", "u16", "u8", "bool", "fma", "sqrt", "fabs",
@@ -60,25 +60,22 @@ def is_straight(name) -> bool:
     return all(is_straight(c) for s in body for c in _library_calls(s))
 
 
-# what inline_expression calls the renderings' own names (f64, fma, select ...) in a kernel's
-# source, where plain ``select`` or ``bool`` could mean something else
-BUILTIN_PREFIX = "_gpm_"
+# what a kernel's source calls the intrinsic writing a straight-line function's instructions
+# (llvm_binding.py); kept here, away from Numba, for the source generator
+INTRINSIC_PREFIX = "_gpmi_"
 
 
 class _Flattener:
     """Builds one flat function; ``values`` collects the module-level values it reads, each under
-    a name unique to its module (two modules may use one name for different constants).
-    ``base`` starts every local's name, ``builtin_prefix`` every builtin's."""
+    a name unique to its module (two modules may use one name for different constants)."""
 
-    def __init__(self, base: str = "", builtin_prefix: str = ""):
+    def __init__(self):
         self.values: dict = {}
         self._count = 0
-        self._base = base
-        self._builtin_prefix = builtin_prefix
 
     def _global(self, fn, name):
         if name in _BUILTIN:
-            return self._builtin_prefix + name
+            return name
         unique = f"_g_{fn.__module__.rsplit('.', 1)[-1]}_{name}"
         self.values[unique] = fn.__globals__[name]
         return unique
@@ -89,7 +86,7 @@ class _Flattener:
         fn = REGISTRY[name].fn
         params = [a.arg for a in function_ast(name).args.args]
         body = copy.deepcopy(_body(name))    # the rewrite works in place; function_ast is cached
-        prefix = "" if top else f"{self._base}_i{self._count}_"
+        prefix = "" if top else f"_i{self._count}_"
         self._count += 1
         assigned = {t.id for s in body[:-1] for t in ast.walk(s)
                     if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
@@ -144,38 +141,3 @@ def flat_source(name) -> tuple[str, dict]:
         a.annotation = None
     module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
     return ast.unparse(module), dict(flattener.values)
-
-
-def inline_expression(expr: str, base: str) -> tuple[list[str], str]:
-    """``expr`` (Python source calling straight-line library functions on names or expressions
-    of its caller) as statements and a result expression with no library call left: the CPU
-    engine writes these into a kernel's loop (engines/cpu/source.py), so that Numba types one
-    function instead of an overload, its implementation and the inlined helpers. Every local
-    starts with ``base`` (unique per call site), every builtin with BUILTIN_PREFIX; the values
-    read are the ones ``flat_globals()`` holds, by the same names."""
-    flattener = _Flattener(base, BUILTIN_PREFIX)
-    out: list = []
-
-    class _Calls(ast.NodeTransformer):
-        def visit_Call(self, node):
-            node.args = [self.visit(a) for a in node.args]
-            name = node.func.id if isinstance(node.func, ast.Name) else None
-            if name in REGISTRY:
-                if not is_straight(name):
-                    raise ValueError(f"{name} has branches or loops: only straight-line functions are written inline")
-                return flattener.inline(name, node.args, out)
-            return node
-
-    result = _Calls().visit(ast.parse(expr, mode="eval").body)
-    return [ast.unparse(ast.fix_missing_locations(s)) for s in out], ast.unparse(result)
-
-
-@functools.lru_cache(maxsize=1)
-def flat_globals() -> dict:
-    """Every module-level value a straight-line function reads, by its unique name (as
-    flat_source and inline_expression name them)."""
-    values: dict = {}
-    for name in REGISTRY:
-        if is_straight(name):
-            values.update(flat_source(name)[1])
-    return values

@@ -27,9 +27,9 @@ from numba.extending import intrinsic
 
 from . import _dsl
 from ._dsl import REGISTRY, Table
-from ._flatten import BUILTIN_PREFIX, flat_globals, flat_source, is_straight
+from ._flatten import flat_source, is_straight
 
-__all__ = ["numba_functions", "inline_globals", "PRIMITIVES", "JIT_OPTIONS"]
+__all__ = ["numba_functions", "PRIMITIVES", "JIT_OPTIONS"]
 
 JIT_OPTIONS = {"error_model": "numpy", "fastmath": False}
 
@@ -167,18 +167,6 @@ def _bind(g: dict) -> dict:
             g[k] = _table_array(v)
     g.update(PRIMITIVES)
     return g
-
-
-def inline_globals() -> dict:
-    """What statements written by ``_flatten.inline_expression`` read, by the names it gives them:
-    the builtins (numpy's scalar types, the primitives) under BUILTIN_PREFIX, the functions'
-    module-level values under their unique names (Tables as numpy arrays)."""
-    from . import _library  # noqa: F401 - registers every function
-    names = {BUILTIN_PREFIX + t: getattr(_dsl, t) for t in ("f64", "f32", "i64", "u64", "i32", "u32", "u16", "u8")}
-    names[BUILTIN_PREFIX + "bool"] = bool
-    names.update({BUILTIN_PREFIX + k: v for k, v in PRIMITIVES.items()})
-    names.update({k: _table_array(v) if isinstance(v, Table) else v for k, v in flat_globals().items()})
-    return names
 
 
 def _compile_flat(name):

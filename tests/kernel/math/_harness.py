@@ -24,6 +24,7 @@ from ._isolation import ensure_kernel_math_importable
 
 ensure_kernel_math_importable()
 from gpupromote.kernel.math import cuda_source, entry_points, numba_functions  # noqa: E402
+from gpupromote.kernel.math.llvm_binding import intrinsic_for  # noqa: E402
 
 NP = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "u64": np.uint64, "i32": np.int32,
       "u32": np.uint32, "u16": np.uint16, "u8": np.uint8}
@@ -84,10 +85,10 @@ def host_call(name, *arrays):
 
 
 @functools.lru_cache(maxsize=None)
-def numba_loop(name, flat=True):
+def numba_loop(name, flat=True, llvm=False):
     from numba import njit
     pts, rts, is_tuple = signature(name)
-    fn = numba_functions(flat=flat)[name]     # flat: the functions as the engine's kernels call them
+    fn = intrinsic_for(name) if llvm else numba_functions(flat=flat)[name]
     ins = [f"in{k}" for k in range(len(pts))]
     outs = [f"out{k}" for k in range(len(rts))]
     call = f"fn({', '.join(a + '[i]' for a in ins)})"
@@ -101,10 +102,12 @@ def numba_loop(name, flat=True):
     return njit(error_model="numpy")(g["loop"])
 
 
-def numba_call(name, *arrays, flat=True):
+def numba_call(name, *arrays, flat=True, llvm=False):
+    """``name`` over arrays with Numba: as the function is written, flattened (``flat``), or as the
+    instructions the CPU kernels write into their loops (``llvm``: kernel/math/llvm_binding.py)."""
     pts, rts, is_tuple = signature(name)
     ins = [np.ascontiguousarray(a, dtype=NP[t]) for a, t in zip(arrays, pts)]
     n = ins[0].shape[0]
     outs = [np.empty(n, dtype=NP[t]) for t in rts]
-    numba_loop(name, flat)(*ins, *outs)
+    numba_loop(name, flat, llvm)(*ins, *outs)
     return tuple(outs) if is_tuple else outs[0]
