@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._core import (gpm_dd_add, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_scale2_dd, gpm_to_f32, gpm_two_prod,
                     gpm_two_sum)
-from ._dsl import INF, Table, f32, f64, fabs, fma, helper, i64, public, rint, select
+from ._dsl import INF, Table, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, public, rint, select, u64
 
 # ln 2 = LN2_HI + LN2_LO (+ 2^-102): LN2_HI has 40 bits, so k * LN2_HI is exact for |k| < 2^13
 LN2_HI = 0.6931471805592082
@@ -24,6 +24,7 @@ LOG10_2_LO = 3.694239077158931e-13
 LN10 = 2.302585092994046
 LN10_LO = -2.1707562233822494e-16
 SQRT_HALF_BITS = 0x3fe6a09e667f3bcd  # the double just above sqrt(1/2)
+SHIFT = 6755399441055744.0           # 1.5 * 2^52: x + SHIFT rounds x to an integer (|x| < 2^51)
 
 # exp(r) = 1 + r + r^2/2 + r^3 * P(r) on |r| <= ln2/2 (_coefficients.py EXP_P_F64: 2^-63.9)
 EP0 = 0.16666666666666682
@@ -176,7 +177,10 @@ def gpm_exp_f64(x: f64) -> f64:
 @helper
 def gpm_exp_wide_core(x: f64) -> f64:
     """exp(x) to about 2^-50 relative for |x| <= 300 (no special values)."""
-    kf = rint(x * INV_LN2)
+    # t - SHIFT is rint(x / ln2) (the sum rounds to an integer, ties to even, as rint does), and
+    # t's low bits hold that integer: 2^k is added to e's exponent field, no conversion, no multiply
+    t = x * INV_LN2 + SHIFT
+    kf = t - SHIFT
     r = fma(-kf, LN2, x)
     r = fma(-kf, LN2_R, r)
     r2 = r * r
@@ -189,7 +193,8 @@ def gpm_exp_wide_core(x: f64) -> f64:
     p = fma(r, p, EF0)
     p = fma(r, p, 0.5)
     e = 1.0 + fma(r2, p, r)
-    return e * gpm_pow2i(i64(kf))
+    # e * 2^k exactly (e near 1, the result a normal double for |k| <= 433), as an integer add
+    return as_f64(as_u64(e) + (as_u64(t) << u64(52)))
 
 
 @public
@@ -205,9 +210,10 @@ def gpm_exp_f32_raw(x: f32) -> f32:
     # Note: not through gpm_exp_wide: the clamp to +-200 alone gives float32's inf and +0 beyond it
     # (exp(200) overflows binary32, exp(-200) is below half its least subnormal), and the input's
     # NaN is the one NaN, so the selects on the double result go (a fifth of the vector loop's work)
-    d = f64(x)
-    xc = select(d > 200.0, 200.0, select(d < -200.0, -200.0, select(x != x, 0.0, d)))
-    return select(x != x, x, f32(gpm_exp_wide_core(xc)))
+    # the clamp in float32, as a min and a max (a NaN becomes 200 there and is put back at the end)
+    xc = select(x < f32(200.0), x, f32(200.0))
+    xc = select(xc > f32(-200.0), xc, f32(-200.0))
+    return select(x != x, x, f32(gpm_exp_wide_core(f64(xc))))
 
 
 # --------------------------------------------------------------------------------------------
