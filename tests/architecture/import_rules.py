@@ -30,7 +30,7 @@ FOREIGN = {"numba", "llvmlite", "cupy", "cupyx", "cuda", "dask", "distributed", 
            "matplotlib"}
 NO_FOREIGN = {"core", "promotion", "kernel"}
 # ... except in a module that exists to bind the kernel description to an engine's compiler
-FOREIGN_BINDINGS = {"kernel.math.numba_binding"}
+FOREIGN_BINDINGS = {"kernel.math.numba_binding", "kernel.math.llvm_binding"}
 
 
 def modules(root: Path) -> dict[str, Path]:
