@@ -93,7 +93,8 @@ def gpm_atan_wide_core(a: f64) -> f64:
     """atan(a) for a >= 0 (inf included), plain double, ~2^-52 relative, branch-free."""
     inv = a > TAN_3PI8
     mid = (a > TAN_PI8) & (a <= TAN_3PI8)
-    t = select(inv, -(1.0 / a), select(mid, (a - 1.0) / (a + 1.0), a))
+    # -(1 / a) or (a - 1) / (a + 1) as one division (RN is symmetric: -(1 / a) = -1 / a)
+    t = select(inv | mid, select(inv, -1.0, a - 1.0) / select(inv, a, a + 1.0), a)
     base = select(inv, PIO2, select(mid, PIO4, 0.0))
     z = t * t
     p = fma(z, ATF[9], ATF[8])

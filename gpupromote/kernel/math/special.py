@@ -104,7 +104,7 @@ def gpm_sigmoid_narrow_dd(x: f64) -> tuple[f64, f64]:
     a = select(x != x, 0.0, select(fabs(x) > 110.0, 110.0, fabs(x)))
     t = gpm_exp_wide_core(-a)
     d = 1.0 + t
-    y = select(x >= 0.0, 1.0 / d, t / d)
+    y = select(x >= 0.0, 1.0, t) / d           # 1 / d or t / d, one division
     xs = select(a < 0.0625, x, 0.0)
     z = xs * xs
     p = fma(z, fma(z, fma(z, 2.1356922398589065e-05, -0.00021081349206349207), 0.0020833333333333333),

@@ -414,7 +414,8 @@ def gpm_cos_wide(x: f64) -> f64:
 def gpm_tan_wide(x: f64) -> f64:
     r, q = gpm_reduce_f32(gpm_trig_f32_sanitize(x))
     s, c = gpm_sin_cos_f32k(r)
-    v = select((q & i64(1)) == i64(0), s / c, -(c / s))
+    even = (q & i64(1)) == i64(0)
+    v = select(even, s, -c) / select(even, c, s)   # s / c or -(c / s), one division
     return select((x != x) | (x == 0.0), x, select(fabs(x) == INF, NAN, v))
 
 
