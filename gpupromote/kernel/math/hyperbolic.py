@@ -84,12 +84,17 @@ def gpm_cosh_wide(x: f64) -> f64:
     return select(x != x, x, select(fabs(x) > 100.0, INF, y))
 
 
+@helper
+def gpm_tanh_pos(a: f64) -> f64:
+    """tanh(a) for 0 <= a <= 20, ~2^-51 relative: -expm1(-2a) / (2 + expm1(-2a))."""
+    t = gpm_expm1_wide_core(-2.0 * a)
+    return -t / (2.0 + t)
+
+
 @public
 def gpm_tanh_wide(x: f64) -> f64:
     a = select(x != x, 0.0, select(fabs(x) > 20.0, 20.0, fabs(x)))
-    t = gpm_expm1_wide_core(-2.0 * a)
-    y = -t / (2.0 + t)
-    return select(x != x, x, copysign(y, x))
+    return select(x != x, x, copysign(gpm_tanh_pos(a), x))
 
 
 @helper
@@ -104,7 +109,10 @@ def gpm_cosh_f32_raw(x: f32) -> f32:
 
 @helper
 def gpm_tanh_f32_raw(x: f32) -> f32:
-    return select(x != x, x, gpm_to_f32(gpm_tanh_wide(f64(x))))
+    # the clamp and the sign in float32 (a min, and a copysign after the one rounding, which is
+    # symmetric): a NaN becomes 20 in the clamp and is put back at the end
+    a = select(fabs(x) < f32(20.0), fabs(x), f32(20.0))
+    return select(x != x, x, copysign(f32(gpm_tanh_pos(f64(a))), x))
 
 
 # --------------------------------------------------------------------------------------------
