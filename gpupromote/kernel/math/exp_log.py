@@ -6,7 +6,7 @@ in plain double with ~2^-50 relative error, branch-free, then one rounding.
 """
 from __future__ import annotations
 
-from ._core import (gpm_dd_add, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_scale2_dd, gpm_to_f32, gpm_two_prod,
+from ._core import (gpm_dd_add, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_scale2_dd, gpm_two_prod,
                     gpm_two_sum)
 from ._dsl import INF, Table, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, public, rint, select, u64
 
@@ -275,7 +275,12 @@ def gpm_expm1_wide(x: f64) -> f64:
 
 @helper
 def gpm_expm1_f32_raw(x: f32) -> f32:
-    return select(x != x, x, gpm_to_f32(gpm_expm1_wide(f64(x))))
+    # as gpm_expm1_wide, with the clamp in float32 (a min and a max): expm1(200) rounds to
+    # float32's inf and expm1(-50) to -1, so the clamp alone gives the results beyond it; a NaN
+    # becomes 200 there and is put back, as the zeros are (the core loses -0.0's sign)
+    xc = select(x < f32(200.0), x, f32(200.0))
+    xc = select(xc > f32(-50.0), xc, f32(-50.0))
+    return select((x != x) | (x == f32(0.0)), x, f32(gpm_expm1_wide_core(f64(xc))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,7 +306,16 @@ def gpm_exp2_f64(x: f64) -> f64:
 @public
 def gpm_exp2_wide(x: f64) -> f64:
     xc = select(x > 300.0, 300.0, select(x < -300.0, -300.0, select(x != x, 0.0, x)))
-    kf = rint(xc)
+    y = gpm_exp2_wide_core(xc)
+    return select(x != x, x, select(x > 300.0, INF, select(x < -300.0, 0.0, y)))
+
+
+@helper
+def gpm_exp2_wide_core(xc: f64) -> f64:
+    """2^xc to about 2^-50 relative for |xc| <= 300 (no special values): the shifter and the
+    exponent-field add of gpm_exp_wide_core."""
+    t = xc + SHIFT
+    kf = t - SHIFT
     r = (xc - kf) * LN2
     r2 = r * r
     p = fma(r, EF7, EF6)
@@ -313,13 +327,15 @@ def gpm_exp2_wide(x: f64) -> f64:
     p = fma(r, p, EF0)
     p = fma(r, p, 0.5)
     e = 1.0 + fma(r2, p, r)
-    y = e * gpm_pow2i(i64(kf))
-    return select(x != x, x, select(x > 300.0, INF, select(x < -300.0, 0.0, y)))
+    return as_f64(as_u64(e) + (as_u64(t) << u64(52)))
 
 
 @helper
 def gpm_exp2_f32_raw(x: f32) -> f32:
-    return select(x != x, x, gpm_to_f32(gpm_exp2_wide(f64(x))))
+    # the clamp in float32 (2^300 and 2^-300 round to float32's inf and +0): see gpm_exp_f32_raw
+    xc = select(x < f32(300.0), x, f32(300.0))
+    xc = select(xc > f32(-300.0), xc, f32(-300.0))
+    return select(x != x, x, f32(gpm_exp2_wide_core(f64(xc))))
 
 
 # --------------------------------------------------------------------------------------------

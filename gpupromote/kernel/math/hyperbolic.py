@@ -99,12 +99,19 @@ def gpm_tanh_wide(x: f64) -> f64:
 
 @helper
 def gpm_sinh_f32_raw(x: f32) -> f32:
-    return select(x != x, x, gpm_to_f32(gpm_sinh_wide(f64(x))))
+    # as gpm_sinh_wide, with the clamp and the sign in float32: at |x| = 100 the double result
+    # already rounds to float32's inf, so the clamp alone gives inf beyond it; a NaN becomes 100
+    # in the clamp and is put back at the end
+    a = f64(select(fabs(x) < f32(100.0), fabs(x), f32(100.0)))
+    t = gpm_expm1_wide_core(a)
+    return select(x != x, x, copysign(f32(0.5 * (t + t / (t + 1.0))), x))
 
 
 @helper
 def gpm_cosh_f32_raw(x: f32) -> f32:
-    return select(x != x, x, gpm_to_f32(gpm_cosh_wide(f64(x))))
+    # as gpm_cosh_wide, with the clamp in float32 (see gpm_sinh_f32_raw)
+    e = gpm_exp_wide_core(f64(select(fabs(x) < f32(100.0), fabs(x), f32(100.0))))
+    return select(x != x, x, f32(0.5 * (e + 1.0 / e)))
 
 
 @helper
