@@ -1,8 +1,8 @@
 """The CPU engine writes each float32 or narrow call of a straight-line owned math function into
-the kernel's loop (engines/cpu/source.py ``let_lines``, kernel/math/_flatten.py
-``inline_expression``) instead of calling the helper overload: the kernels compile faster and
-give the bits of the helper call, which tests/kernel/math and the host CUDA tier check against
-the library.
+the kernel's loop (engines/cpu/source.py ``let_lines``: one call of the intrinsic from
+kernel/math/llvm_binding.py, which emits the flattened function's instructions) instead of calling
+the helper overload: the kernels compile faster and give the bits of the helper call, which
+tests/kernel/math and the host CUDA tier check against the library.
 
 Every unary and binary math helper, on float32 (random bit patterns and the edges) and on every
 float16 and bfloat16 pattern, through the eager op (contiguous: the native entry; every second
