@@ -281,6 +281,13 @@ def gpm_erf_f64(x: f64) -> f64:
     return copysign(h + lo, x)
 
 
+@helper
+def gpm_erfc_coef(p1: bool, p2: bool, p3: bool, p4: bool, k: i64) -> f64:
+    """Coefficient k of G on the piece the flags name (p1: a < 1.5, ..., none: the last piece)."""
+    return select(p1, EGF[k], select(p2, EGF[k + i64(12)], select(p3, EGF[k + i64(24)],
+                                                                   select(p4, EGF[k + i64(36)], EGF[k + i64(48)]))))
+
+
 @public
 def gpm_erf_wide(x: f64) -> f64:
     a = select(x != x, 0.0, select(fabs(x) > 6.0, 6.0, fabs(x)))
@@ -296,15 +303,27 @@ def gpm_erf_wide(x: f64) -> f64:
     q = fma(z, q, EQF[1])
     q = fma(z, q, EQF[0])
     small = fma(a, q, a)
-    # the pieces: G from the table row of the piece
-    piece = select(a < 1.5, i64(0), select(a < 2.25, i64(1), select(a < 3.25, i64(2), select(a < 4.5, i64(3), i64(4)))))
-    mid = select(a < 1.5, ERFC_MID[0], select(a < 2.25, ERFC_MID[1], select(a < 3.25, ERFC_MID[2],
-                                                                         select(a < 4.5, ERFC_MID[3], ERFC_MID[4]))))
+    # the pieces: G's coefficients picked by selects (one table lookup by a computed index per
+    # coefficient would be a gather on the CPU's vectors); Horner written out, as a loop would make
+    # the function branchy (called, not inlined, not vectorised); the operations are the same
+    p1 = a < 1.5
+    p2 = a < 2.25
+    p3 = a < 3.25
+    p4 = a < 4.5
+    mid = select(p1, ERFC_MID[0], select(p2, ERFC_MID[1], select(p3, ERFC_MID[2], select(p4, ERFC_MID[3], ERFC_MID[4]))))
     t = a - mid
-    b = piece * i64(12)
-    g = EGF[b + i64(11)]
-    for j in range(1, 12):
-        g = fma(t, g, EGF[b + i64(11) - j])
+    g = gpm_erfc_coef(p1, p2, p3, p4, i64(11))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(10)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(9)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(8)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(7)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(6)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(5)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(4)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(3)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(2)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(1)))
+    g = fma(t, g, gpm_erfc_coef(p1, p2, p3, p4, i64(0)))
     big = 1.0 - gpm_exp_wide_core(-z) * g
     y = select(a < 0.84375, small, select(a >= 6.0, 1.0, big))
     return select(x != x, x, copysign(y, x))
