@@ -125,6 +125,18 @@ def gpm_round_odd(hi: f64, lo: f64) -> f64:
 
 
 @helper
+def gpm_min_f32(a: f32, b: f32) -> f32:
+    """a < b ? a : b, one vminps on x86 (a NaN a gives b): the float32 paths' clamps."""
+    return select(a < b, a, b)
+
+
+@helper
+def gpm_max_f32(a: f32, b: f32) -> f32:
+    """a > b ? a : b, one vmaxps on x86 (a NaN a gives b)."""
+    return select(a > b, a, b)
+
+
+@helper
 def gpm_to_f32(d: f64) -> f32:
     """d rounded to binary32; a NaN becomes the quiet NaN 0x7fc00000 (the engines' own conversions
     of a NaN differ: x86 keeps the payload, CUDA returns its canonical NaN)."""

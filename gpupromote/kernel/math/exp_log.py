@@ -6,8 +6,8 @@ in plain double with ~2^-50 relative error, branch-free, then one rounding.
 """
 from __future__ import annotations
 
-from ._core import (gpm_dd_add, gpm_fast_two_sum, gpm_pow2i, gpm_scale2, gpm_scale2_dd, gpm_two_prod,
-                    gpm_two_sum)
+from ._core import (gpm_dd_add, gpm_fast_two_sum, gpm_max_f32, gpm_min_f32, gpm_pow2i, gpm_scale2, gpm_scale2_dd,
+                    gpm_two_prod, gpm_two_sum)
 from ._dsl import INF, Table, as_f64, as_u64, f32, f64, fabs, fma, helper, i64, public, rint, select, u64
 
 # ln 2 = LN2_HI + LN2_LO (+ 2^-102): LN2_HI has 40 bits, so k * LN2_HI is exact for |k| < 2^13
@@ -211,8 +211,7 @@ def gpm_exp_f32_raw(x: f32) -> f32:
     # (exp(200) overflows binary32, exp(-200) is below half its least subnormal), and the input's
     # NaN is the one NaN, so the selects on the double result go (a fifth of the vector loop's work)
     # the clamp in float32, as a min and a max (a NaN becomes 200 there and is put back at the end)
-    xc = select(x < f32(200.0), x, f32(200.0))
-    xc = select(xc > f32(-200.0), xc, f32(-200.0))
+    xc = gpm_max_f32(gpm_min_f32(x, f32(200.0)), f32(-200.0))
     return select(x != x, x, f32(gpm_exp_wide_core(f64(xc))))
 
 
@@ -278,8 +277,7 @@ def gpm_expm1_f32_raw(x: f32) -> f32:
     # as gpm_expm1_wide, with the clamp in float32 (a min and a max): expm1(200) rounds to
     # float32's inf and expm1(-50) to -1, so the clamp alone gives the results beyond it; a NaN
     # becomes 200 there and is put back, as the zeros are (the core loses -0.0's sign)
-    xc = select(x < f32(200.0), x, f32(200.0))
-    xc = select(xc > f32(-50.0), xc, f32(-50.0))
+    xc = gpm_max_f32(gpm_min_f32(x, f32(200.0)), f32(-50.0))
     return select((x != x) | (x == f32(0.0)), x, f32(gpm_expm1_wide_core(f64(xc))))
 
 
@@ -333,8 +331,7 @@ def gpm_exp2_wide_core(xc: f64) -> f64:
 @helper
 def gpm_exp2_f32_raw(x: f32) -> f32:
     # the clamp in float32 (2^300 and 2^-300 round to float32's inf and +0): see gpm_exp_f32_raw
-    xc = select(x < f32(300.0), x, f32(300.0))
-    xc = select(xc > f32(-300.0), xc, f32(-300.0))
+    xc = gpm_max_f32(gpm_min_f32(x, f32(300.0)), f32(-300.0))
     return select(x != x, x, f32(gpm_exp2_wide_core(f64(xc))))
 
 

@@ -7,8 +7,8 @@ float32: the same formulas in plain double, branch-free.
 """
 from __future__ import annotations
 
-from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_scale2, gpm_to_f32, gpm_two_prod,
-                    gpm_two_sum)
+from ._core import (gpm_dd_add, gpm_dd_add_d, gpm_dd_div, gpm_dd_sqrt, gpm_min_f32, gpm_scale2, gpm_to_f32,
+                    gpm_two_prod, gpm_two_sum)
 from ._dsl import INF, NAN, copysign, f32, f64, fabs, fma, helper, i64, public, select, sqrt
 from .exp_log import LN2, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd, gpm_expm1_wide_core
 from .log import gpm_log_dd, gpm_log_dd2, gpm_log_wide_core
@@ -71,17 +71,27 @@ def gpm_tanh_f64(x: f64) -> f64:
 @public
 def gpm_sinh_wide(x: f64) -> f64:
     a = select(x != x, 0.0, select(fabs(x) > 100.0, 100.0, fabs(x)))
+    return select(x != x, x, copysign(select(fabs(x) > 100.0, INF, gpm_sinh_pos(a)), x))
+
+
+@helper
+def gpm_sinh_pos(a: f64) -> f64:
+    """sinh(a) for 0 <= a <= 100: (t + t / (t + 1)) / 2, t = expm1(a)."""
     t = gpm_expm1_wide_core(a)
-    y = 0.5 * (t + t / (t + 1.0))
-    return select(x != x, x, copysign(select(fabs(x) > 100.0, INF, y), x))
+    return 0.5 * (t + t / (t + 1.0))
+
+
+@helper
+def gpm_cosh_pos(a: f64) -> f64:
+    """cosh(a) for 0 <= a <= 100: (e + 1 / e) / 2, e = exp(a)."""
+    e = gpm_exp_wide_core(a)
+    return 0.5 * (e + 1.0 / e)
 
 
 @public
 def gpm_cosh_wide(x: f64) -> f64:
     a = select(x != x, 0.0, select(fabs(x) > 100.0, 100.0, fabs(x)))
-    e = gpm_exp_wide_core(a)
-    y = 0.5 * (e + 1.0 / e)
-    return select(x != x, x, select(fabs(x) > 100.0, INF, y))
+    return select(x != x, x, select(fabs(x) > 100.0, INF, gpm_cosh_pos(a)))
 
 
 @helper
@@ -102,23 +112,21 @@ def gpm_sinh_f32_raw(x: f32) -> f32:
     # as gpm_sinh_wide, with the clamp and the sign in float32: at |x| = 100 the double result
     # already rounds to float32's inf, so the clamp alone gives inf beyond it; a NaN becomes 100
     # in the clamp and is put back at the end
-    a = f64(select(fabs(x) < f32(100.0), fabs(x), f32(100.0)))
-    t = gpm_expm1_wide_core(a)
-    return select(x != x, x, copysign(f32(0.5 * (t + t / (t + 1.0))), x))
+    a = f64(gpm_min_f32(fabs(x), f32(100.0)))
+    return select(x != x, x, copysign(f32(gpm_sinh_pos(a)), x))
 
 
 @helper
 def gpm_cosh_f32_raw(x: f32) -> f32:
     # as gpm_cosh_wide, with the clamp in float32 (see gpm_sinh_f32_raw)
-    e = gpm_exp_wide_core(f64(select(fabs(x) < f32(100.0), fabs(x), f32(100.0))))
-    return select(x != x, x, f32(0.5 * (e + 1.0 / e)))
+    return select(x != x, x, f32(gpm_cosh_pos(f64(gpm_min_f32(fabs(x), f32(100.0))))))
 
 
 @helper
 def gpm_tanh_f32_raw(x: f32) -> f32:
     # the clamp and the sign in float32 (a min, and a copysign after the one rounding, which is
     # symmetric): a NaN becomes 20 in the clamp and is put back at the end
-    a = select(fabs(x) < f32(20.0), fabs(x), f32(20.0))
+    a = gpm_min_f32(fabs(x), f32(20.0))
     return select(x != x, x, copysign(f32(gpm_tanh_pos(f64(a))), x))
 
 

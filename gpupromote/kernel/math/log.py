@@ -93,9 +93,14 @@ def gpm_log_special(x: f64, y: f64) -> f64:
 
 @public
 def gpm_log_wide(x: f64) -> f64:
+    return gpm_log_special(x, gpm_ln_value(x))
+
+
+@helper
+def gpm_ln_value(x: f64) -> f64:
+    """log(x) in double for x > 0 finite (the _wide and float32 paths' value before the special cases)."""
     e, p = gpm_log_wide_core(x)
-    y = fma(e, LN2, fma(e, LN2_R, p))
-    return gpm_log_special(x, y)
+    return fma(e, LN2, fma(e, LN2_R, p))
 
 
 @helper
@@ -111,8 +116,7 @@ def gpm_log_special_f32(x: f32, y: f64) -> f32:
 
 @helper
 def gpm_log_f32_raw(x: f32) -> f32:
-    e, p = gpm_log_wide_core(f64(x))
-    return gpm_log_special_f32(x, fma(e, LN2, fma(e, LN2_R, p)))
+    return gpm_log_special_f32(x, gpm_ln_value(f64(x)))
 
 
 
@@ -197,14 +201,19 @@ def gpm_log2_f64(x: f64) -> f64:
 
 @public
 def gpm_log2_wide(x: f64) -> f64:
+    return gpm_log_special(x, gpm_log2_value(x))
+
+
+@helper
+def gpm_log2_value(x: f64) -> f64:
+    """log2(x) in double for x > 0 finite."""
     e, p = gpm_log_wide_core(x)
-    return gpm_log_special(x, fma(p, INV_LN2, e))
+    return fma(p, INV_LN2, e)
 
 
 @helper
 def gpm_log2_f32_raw(x: f32) -> f32:
-    e, p = gpm_log_wide_core(f64(x))
-    return gpm_log_special_f32(x, fma(p, INV_LN2, e))
+    return gpm_log_special_f32(x, gpm_log2_value(f64(x)))
 
 
 @public
@@ -229,11 +238,16 @@ def gpm_log10_f64(x: f64) -> f64:
 
 @public
 def gpm_log10_wide(x: f64) -> f64:
+    return gpm_log_special(x, gpm_log10_value(x))
+
+
+@helper
+def gpm_log10_value(x: f64) -> f64:
+    """log10(x) in double for x > 0 finite."""
     e, p = gpm_log_wide_core(x)
-    return gpm_log_special(x, fma(e, LOG10_2_HI, fma(e, LOG10_2_LO, p * INV_LN10)))
+    return fma(e, LOG10_2_HI, fma(e, LOG10_2_LO, p * INV_LN10))
 
 
 @helper
 def gpm_log10_f32_raw(x: f32) -> f32:
-    e, p = gpm_log_wide_core(f64(x))
-    return gpm_log_special_f32(x, fma(e, LOG10_2_HI, fma(e, LOG10_2_LO, p * INV_LN10)))
+    return gpm_log_special_f32(x, gpm_log10_value(f64(x)))
