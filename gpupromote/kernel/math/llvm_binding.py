@@ -23,11 +23,11 @@ import functools
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
 
 from ._cpp_render import signature
 from ._dsl import SIGNED, Table
 from ._flatten import INTRINSIC_PREFIX, flat_source, is_straight
+from .numba_binding import intrinsic_of_arity
 
 __all__ = ["intrinsic_for", "kernel_intrinsics", "INTRINSIC_PREFIX"]
 
@@ -232,45 +232,13 @@ def _typer(name, args):
     return _numba_type(rtype)(*[_NB[t] for t in ptypes]), _codegen(name)
 
 
-# numba's @intrinsic reads the arity from the Python signature: one template per arity
-def _arity1(name):
-    @intrinsic
-    def fn(typingctx, a0):
-        return _typer(name, (a0,))
-    return fn
-
-
-def _arity2(name):
-    @intrinsic
-    def fn(typingctx, a0, a1):
-        return _typer(name, (a0, a1))
-    return fn
-
-
-def _arity3(name):
-    @intrinsic
-    def fn(typingctx, a0, a1, a2):
-        return _typer(name, (a0, a1, a2))
-    return fn
-
-
-def _arity4(name):
-    @intrinsic
-    def fn(typingctx, a0, a1, a2, a3):
-        return _typer(name, (a0, a1, a2, a3))
-    return fn
-
-
-_BY_ARITY = {1: _arity1, 2: _arity2, 3: _arity3, 4: _arity4}
-
-
 @functools.lru_cache(maxsize=None)
 def intrinsic_for(name):
     """The Numba intrinsic writing straight-line ``name``'s operations into its caller; its
     arguments must have the function's types exactly (float32 for f32: no implicit conversion)."""
     if not is_straight(name):
         raise ValueError(f"{name} has branches or loops: only straight-line functions are written as instructions")
-    return _BY_ARITY[len(signature(name)[0])](name)
+    return intrinsic_of_arity(len(signature(name)[0]), lambda args: _typer(name, args))
 
 
 def kernel_intrinsics() -> dict:

@@ -29,7 +29,7 @@ from . import _dsl
 from ._dsl import REGISTRY, Table
 from ._flatten import flat_source, is_straight
 
-__all__ = ["numba_functions", "PRIMITIVES", "JIT_OPTIONS"]
+__all__ = ["numba_functions", "PRIMITIVES", "JIT_OPTIONS", "intrinsic_of_arity"]
 
 JIT_OPTIONS = {"error_model": "numpy", "fastmath": False}
 
@@ -52,26 +52,46 @@ def _float_op(base, args):
     return t(*([t] * n)), codegen
 
 
-# numba's @intrinsic reads the arity from the Python signature: one wrapper per arity
-def _unary(base):
+# numba's @intrinsic reads the arity from the Python signature: one template per arity
+def _arity1(typer):
     @intrinsic
-    def op(typingctx, x):
-        return _float_op(base, (x,))
+    def op(typingctx, a0):
+        return typer((a0,))
     return op
 
 
-def _binary(base):
+def _arity2(typer):
     @intrinsic
-    def op(typingctx, x, y):
-        return _float_op(base, (x, y))
+    def op(typingctx, a0, a1):
+        return typer((a0, a1))
     return op
 
 
-def _ternary(base):
+def _arity3(typer):
     @intrinsic
-    def op(typingctx, x, y, z):
-        return _float_op(base, (x, y, z))
+    def op(typingctx, a0, a1, a2):
+        return typer((a0, a1, a2))
     return op
+
+
+def _arity4(typer):
+    @intrinsic
+    def op(typingctx, a0, a1, a2, a3):
+        return typer((a0, a1, a2, a3))
+    return op
+
+
+_BY_ARITY = {1: _arity1, 2: _arity2, 3: _arity3, 4: _arity4}
+
+
+def intrinsic_of_arity(n: int, typer):
+    """A Numba intrinsic of ``n`` arguments whose typing is ``typer(argument types)``: None (not
+    this signature) or (signature, codegen), as an @intrinsic's body returns them."""
+    return _BY_ARITY[n](typer)
+
+
+def _float_intrinsic(base, n):
+    return intrinsic_of_arity(n, lambda args: _float_op(base, args))
 
 
 @intrinsic
@@ -99,14 +119,14 @@ def _bitcast(src_kinds, dst):
 
 
 PRIMITIVES = {
-    "fma": _ternary("llvm.fma"),
-    "sqrt": _unary("llvm.sqrt"),
-    "fabs": _unary("llvm.fabs"),
-    "floor": _unary("llvm.floor"),
-    "ceil": _unary("llvm.ceil"),
-    "trunc": _unary("llvm.trunc"),
-    "rint": _unary("llvm.rint"),
-    "copysign": _binary("llvm.copysign"),
+    "fma": _float_intrinsic("llvm.fma", 3),
+    "sqrt": _float_intrinsic("llvm.sqrt", 1),
+    "fabs": _float_intrinsic("llvm.fabs", 1),
+    "floor": _float_intrinsic("llvm.floor", 1),
+    "ceil": _float_intrinsic("llvm.ceil", 1),
+    "trunc": _float_intrinsic("llvm.trunc", 1),
+    "rint": _float_intrinsic("llvm.rint", 1),
+    "copysign": _float_intrinsic("llvm.copysign", 2),
     "select": _select,
     "as_u64": _bitcast((types.float64,), types.uint64),
     "as_i64": _bitcast((types.float64,), types.int64),

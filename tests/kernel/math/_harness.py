@@ -102,6 +102,15 @@ def numba_loop(name, flat=True, llvm=False):
     return njit(error_model="numpy")(g["loop"])
 
 
+def assert_same_bits(args, a, b):
+    """a and b (results on the inputs ``args``) are the same bits, NaN payloads included; the first
+    differences named with their inputs."""
+    ua = a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    ub = b.view(np.dtype(f"u{b.dtype.itemsize}"))
+    bad = np.nonzero(ua != ub)[0]
+    assert len(bad) == 0, [(tuple(x[i] for x in args), a[i], b[i]) for i in bad[:5]]
+
+
 def numba_call(name, *arrays, flat=True, llvm=False):
     """``name`` over arrays with Numba: as the function is written, flattened (``flat``), or as the
     instructions the CPU kernels write into their loops (``llvm``: kernel/math/llvm_binding.py)."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from . import _reference as R
-from ._harness import NP, host_call, numba_call, signature
+from ._harness import NP, assert_same_bits, host_call, numba_call, signature
 from ._inputs import binary_inputs, unary_inputs
 from gpupromote.kernel.math import entry_points
 
@@ -45,10 +45,7 @@ def test_numba_and_gxx_give_the_same_bits(name):
     args = _inputs_for(name)
     a = numba_call(name, *args)
     b = host_call(name, *args)
-    ua = a.view(np.dtype(f"u{a.dtype.itemsize}"))
-    ub = b.view(np.dtype(f"u{b.dtype.itemsize}"))
-    bad = np.nonzero(ua != ub)[0]
-    assert len(bad) == 0, [(tuple(x[i] for x in args), a[i], b[i]) for i in bad[:5]]
+    assert_same_bits(args, a, b)
 
 
 def test_every_entry_point_is_checked():

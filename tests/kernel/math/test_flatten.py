@@ -4,10 +4,9 @@ on the inputs of test_engines_agree; and the flattening keeps what it must: ever
 call left, names of different modules apart."""
 import ast
 
-import numpy as np
 import pytest
 
-from ._harness import numba_call
+from ._harness import assert_same_bits, numba_call
 from .test_engines_agree import REAL, _inputs_for
 from gpupromote.kernel.math import _library  # noqa: F401 - fills the registry
 from gpupromote.kernel.math._dsl import REGISTRY
@@ -21,10 +20,7 @@ def test_flat_gives_the_bits_of_the_function_as_written(name):
     args = _inputs_for(name)
     a = numba_call(name, *args, flat=True)
     b = numba_call(name, *args, flat=False)
-    ua = a.view(np.dtype(f"u{a.dtype.itemsize}"))
-    ub = b.view(np.dtype(f"u{b.dtype.itemsize}"))
-    bad = np.nonzero(ua != ub)[0]
-    assert len(bad) == 0, [(tuple(x[i] for x in args), a[i], b[i]) for i in bad[:5]]
+    assert_same_bits(args, a, b)
 
 
 def test_the_float32_and_narrow_paths_are_flattened():
