@@ -81,7 +81,7 @@ def test_gpupromote_unary(benchmark, fn, dtype):
         got, want = f(x), _numpy_fn(fn)(x)
     assert got.dtype == want.dtype
     benchmark.group = _group(fn, dtype)
-    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.extra_info.update(impl="gpupromote", bytes=2 * x.nbytes)   # the input read, the result written
     # largest difference from NumPy's value (NumPy's float32 functions are not correctly rounded)
     benchmark.extra_info["max_abs_diff_vs_numpy"] = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
     benchmark.pedantic(f, (x,), **_ROUNDS)
@@ -91,7 +91,7 @@ def test_gpupromote_unary(benchmark, fn, dtype):
 def test_numpy_unary(benchmark, fn, dtype):
     x, f = _input(fn, dtype), _numpy_fn(fn)
     benchmark.group = _group(fn, dtype)
-    benchmark.extra_info["impl"] = "numpy"
+    benchmark.extra_info.update(impl="numpy", bytes=2 * x.nbytes)
     with np.errstate(all="ignore"):
         benchmark.pedantic(f, (x,), **_ROUNDS)
 
@@ -113,16 +113,17 @@ def _out_group(fn):
 def test_unary_out(benchmark, fn, impl, module):
     x = _input(fn, "float32")
     benchmark.group = _out_group(fn)
-    benchmark.extra_info["impl"] = impl
+    benchmark.extra_info.update(impl=impl, bytes=2 * x.nbytes)
     benchmark.pedantic(getattr(module, fn), (x,), {"out": np.empty_like(x)}, **_ROUNDS)
 
 
 @pytest.mark.parametrize("fn, dtype", CASES, ids=[f"{f}-{d}" for f, d in CASES])
 def test_torch_unary(benchmark, fn, dtype):
     torch = torch_one_thread()
-    t, f = as_torch(torch, _input(fn, dtype)), getattr(torch, fn)
+    x = _input(fn, dtype)
+    t, f = as_torch(torch, x), getattr(torch, fn)
     benchmark.group = _group(fn, dtype)
-    benchmark.extra_info["impl"] = "torch"
+    benchmark.extra_info.update(impl="torch", bytes=2 * x.nbytes)
     benchmark.pedantic(f, (t,), **_ROUNDS)
 
 

@@ -11,8 +11,9 @@ NumPy counterpart: their median (or the per-kernel time measured inside the new 
 compared with the goal directly. "pool off" rows show the allocator's share and have no goal.
 
 Each row writes its times in one unit (the goal's too), so that two figures of one quantity read
-alike. Where this machine cannot reach a goal whatever the code does (all cores streaming from a
-memory system that gives NumPy's own add no more), the row says so instead of "missed".
+alike. Where this machine cannot reach a goal whatever the code does, the row says so instead of
+"missed": all cores streaming from a memory system that gives NumPy's own add no more, or a goal
+that asks for less time than moving the row's bytes takes at the run's reference rate.
 """
 from __future__ import annotations
 
@@ -105,8 +106,9 @@ def _memory_ceiling(groups):
     return ceiling["1 thread"] / ceiling["all cores"]
 
 
-def _verdict(group, goal, ratio, ours, ceiling):
-    """"yes", "missed", or why this machine cannot reach the goal."""
+def _verdict(group, goal, ratio, ours, ceiling, theirs=None, floor=None):
+    """"yes", "missed", or why this machine cannot reach the goal. ``floor``: the time the row's
+    bytes take at the run's reference rate (None where the row does not say its bytes)."""
     if goal[1] == "time":
         return "yes" if ours is not None and ours <= goal[0] else "missed"
     if ratio is not None and ratio >= goal[0]:
@@ -115,6 +117,10 @@ def _verdict(group, goal, ratio, ours, ceiling):
     if streaming and ceiling is not None and ceiling < goal[0]:
         reached = f", {ratio / ceiling:.0%} of it" if ratio else ""
         return f"machine limit: memory gives NumPy {ceiling:.2f}x{reached}"
+    if floor is not None and theirs is not None and theirs / goal[0] < floor:
+        unit = _unit(floor)
+        return (f"machine limit: the goal asks {_fmt(theirs / goal[0], unit)}, its bytes take {_fmt(floor, unit)} "
+                f"at the reference rate")
     return "missed"
 
 
@@ -127,6 +133,7 @@ def table(data: dict) -> str:
         median = info.get("per_kernel_s", b["stats"]["median"])
         groups.setdefault(b["group"] or b["name"], {})[info.get("impl", "?")] = median
     ceiling = _memory_ceiling(groups)
+    reference, moved = _reference_rate(data), _bytes_moved(data)
     rows = ["goal: the speed gpupromote set itself for the case (a ratio, or a time); met: yes, missed, or the "
             "machine's limit", "",
             f"{'case':<58} {'gpupromote':>11} {'baseline':>16} {'ratio':>7} {'goal':>9}  met"]
@@ -142,7 +149,8 @@ def table(data: dict) -> str:
             if goal is None:
                 shown_goal, met = "", ""
             elif goal[1] == "ratio":
-                shown_goal, met = f">= {goal[0]:.2f}x", _verdict(group, goal, ratio, ours, ceiling)
+                floor = moved[group] / reference if reference and group in moved else None
+                shown_goal, met = f">= {goal[0]:.2f}x", _verdict(group, goal, ratio, ours, ceiling, theirs, floor)
             else:
                 shown_goal, met = f"<= {_fmt(goal[0], unit)}", _verdict(group, goal, ratio, ours, ceiling)
             base = f"{name} {_fmt(theirs, unit)}" if theirs else "-"
@@ -171,15 +179,32 @@ _REFERENCE = "out= N=1e7 float32+float32"   # np.add(f32, f32, out=): the memory
 _SHARE_GOAL = 0.85
 
 
-def _bandwidth(data: dict) -> str:
-    """The rows that say how many bytes they move (inputs read + output written), as GB/s and as
-    a share of the reference row's rate (NumPy's float32 add into a preallocated out)."""
+def _rates(data: dict) -> dict:
+    """{group: {impl: bytes per second}} of the rows that say how many bytes they move."""
     rows = {}
     for b in data["benchmarks"]:
         info = b.get("extra_info", {})
         if "bytes" in info:
             rows.setdefault(b["group"], {})[info.get("impl", "?")] = info["bytes"] / b["stats"]["median"]
-    reference = next((impls.get("numpy") for group, impls in rows.items() if group.startswith(_REFERENCE)), None)
+    return rows
+
+
+def _reference_rate(data: dict):
+    """np.add(f32, f32, out=)'s bytes per second in this run (None where not measured)."""
+    return next((impls.get("numpy") for group, impls in _rates(data).items() if group.startswith(_REFERENCE)), None)
+
+
+def _bytes_moved(data: dict) -> dict:
+    """{group: bytes gpupromote's row reads and writes}."""
+    return {b["group"]: b["extra_info"]["bytes"] for b in data["benchmarks"]
+            if "bytes" in b.get("extra_info", {}) and b["extra_info"].get("impl") == "gpupromote"}
+
+
+def _bandwidth(data: dict) -> str:
+    """The rows that say how many bytes they move (inputs read + output written), as GB/s and as
+    a share of the reference row's rate (NumPy's float32 add into a preallocated out)."""
+    rows = _rates(data)
+    reference = _reference_rate(data)
     if not rows or not reference:
         return ""
     lines = ["", "", f"== bytes moved (inputs read + output written), GB/s; % of np.add(f32, f32, out=) "

@@ -75,3 +75,25 @@ def test_run_writes_the_raw_tables_under_dot_benchmarks():
 @pytest.mark.parametrize("seconds, shown", [(68.2e-9, "68.2 ns"), (2.54e-3, "2.54 ms"), (1.5, "1.5 s")])
 def test_a_lone_time_takes_its_own_unit(seconds, shown):
     assert report._fmt(seconds) == shown
+
+
+def _unary_data(numpy_f16_exp):
+    """The reference add moves 120 MB in 3.17 ms (37.9 GB/s); float16 exp moves 40 MB."""
+    return {"benchmarks": [
+        _row("out= N=1e7 float32+float32 (same dtype)", "numpy", 3.17e-3, bytes=120_000_000),
+        _row("out= N=1e7 float32+float32 (same dtype)", "gpupromote", 3.84e-3, bytes=120_000_000),
+        _row("unary exp N=1e7 float16", "gpupromote", 5.41e-3, bytes=40_000_000),
+        _row("unary exp N=1e7 float16", "numpy", numpy_f16_exp, bytes=40_000_000),
+    ]}
+
+
+def test_a_goal_faster_than_moving_the_rows_bytes_is_called_a_machine_limit():
+    # 3x of NumPy's 3.04 ms is 1.01 ms; 40 MB at 37.9 GB/s take 1.06 ms: no code can get there
+    row = _line(report.table(_unary_data(3.04e-3)), "unary exp N=1e7 float16")
+    assert "machine limit: the goal asks 1.01 ms, its bytes take 1.06 ms at the reference rate" in row
+
+
+def test_a_goal_the_bytes_allow_is_missed_when_not_met():
+    # 3x of 4.8 ms is 1.6 ms, above the 1.06 ms the bytes take: reachable, so "missed"
+    row = _line(report.table(_unary_data(4.8e-3)), "unary exp N=1e7 float16")
+    assert row.endswith("missed")
