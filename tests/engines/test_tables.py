@@ -120,3 +120,20 @@ def test_fused_chain_of_one_narrow_input_is_tabulated_and_equals_eager():
 def test_what_is_not_tabulated(policy, op, operands):
     specs = [gp.spec(o) if isinstance(o, str) else o for o in operands]
     assert kernel_for(plan_for(op, specs, policy)).table_bits is None
+
+
+@pytest.mark.parametrize("index_type, out_type", [(np.uint16, np.uint16), (np.uint16, np.float32),
+                                                  (np.uint8, np.uint16), (np.uint8, np.float64)])
+def test_the_lookup_reads_its_indices_in_words_and_still_gives_every_element(index_type, out_type):
+    """tables.gather loads 64 bits of indices at a time: every length's remainder, every start
+    (a thread's chunk begins anywhere), against numpy's take."""
+    bits = np.dtype(index_type).itemsize * 8
+    rng = np.random.default_rng(bits)
+    table = rng.integers(0, 1 << 15, 1 << bits).astype(out_type)
+    index = rng.integers(0, 1 << bits, 1000).astype(index_type)
+    for start in range(9):
+        for n in (0, 1, 3, 4, 7, 8, 9, 15, 17, 500):
+            out = np.full(n + 2, 1 << 15, out_type)    # no table value is 2^15: the ends stay
+            tables.gather(table, index[start:start + n], out[1:n + 1])
+            assert out[1:n + 1].tolist() == table[index[start:start + n]].tolist(), (start, n)
+            assert out[0] == out[-1] == 1 << 15
