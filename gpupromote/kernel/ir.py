@@ -32,7 +32,7 @@ from ..core import caches
 from ..core import dtypes as D
 from ..core.ops import op_named
 
-__all__ = ["Param", "Const", "Cast", "Apply", "Check", "Kernel", "param", "const", "cast", "apply",
+__all__ = ["Param", "Const", "Cast", "Apply", "Check", "Kernel", "direct_store", "param", "const", "cast", "apply",
            "read", "op_node", "from_plan", "cast_kernel", "exact_in", "rounds_inputs_through", "carrier", "lower"]
 
 
@@ -286,7 +286,7 @@ def lower(kernel, param, cast, apply, const):
     output is a narrow float cast of a value used nowhere else (no round, widen, round again),
     else None."""
     names = {p: param(p) for p in kernel.params}
-    direct = _direct_store(kernel)
+    direct = direct_store(kernel)
     lets = []
     for k, node in enumerate(kernel.steps()):
         if direct is not None and node is kernel.value:
@@ -303,7 +303,8 @@ def lower(kernel, param, cast, apply, const):
     return names, lets, direct
 
 
-def _direct_store(kernel):
+def direct_store(kernel):
+    """lower's ``direct``: the value a narrow output is rounded from in one step, or None."""
     v = kernel.value
     if not (isinstance(v, Cast) and v.dtype.is_narrow_float):
         return None

@@ -24,11 +24,11 @@ from .binary import (gp_copysign, gp_floor_divide, gp_floor_divide_jaxf, gp_floo
                      gp_fmod, gp_left_shift, gp_maximum, gp_minimum, gp_nextafter, gp_power, gp_power_xla, gp_remainder,
                      gp_remainder_keepzero, gp_remainder_xla, gp_right_shift)
 from .narrow import HARDWARE_HALF  # noqa: F401 - re-exported: whether float16 converts with F16C here
-from .narrow import (bf16_to_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_to_bf16, f32_to_e4m3, f32_to_e5m2,
-                            f32_to_f16, f64_to_bf16, f64_to_e4m3, f64_to_e5m2, f64_to_f16)
+from .narrow import (bf16_to_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f16_to_f32_plain, f32_to_bf16, f32_to_e4m3,
+                     f32_to_e5m2, f32_to_f16, f32_to_f16_plain, f64_to_bf16, f64_to_e4m3, f64_to_e5m2, f64_to_f16)
 
 __all__ = [
-    "f16_to_f32", "f32_to_f16", "f64_to_f16",
+    "f16_to_f32", "f32_to_f16", "f64_to_f16", "f16_to_f32_plain", "f32_to_f16_plain",
     "bf16_to_f32", "f32_to_bf16", "f64_to_bf16",
     "e4m3_to_f32", "f32_to_e4m3", "f64_to_e4m3",
     "e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2",

@@ -22,6 +22,7 @@ from .intrinsics import (OVERLOAD_OPTIONS as _OVERLOAD, bitcast as _bitcast, cal
 __all__ = [
     "f16_to_f32", "f32_to_f16", "f64_to_f16",
     "bf16_to_f32", "f32_to_bf16", "f64_to_bf16",
+    "f16_to_f32_plain", "f32_to_f16_plain",
     "e4m3_to_f32", "f32_to_e4m3", "f64_to_e4m3",
     "e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2",
 ]
@@ -91,6 +92,31 @@ def _f32_to_half_bits_exact(typingctx, value):
         nan = builder.trunc(builder.or_(r, builder.and_(builder.lshr(u, _i32(16)), _i32(0x8000))), ir.IntType(16))
         narrow = builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
         return builder.select(builder.icmp_unsigned(">", a, _i32(0x7F800000)), nan, narrow)
+    return types.uint16(value), codegen
+
+
+# The plain hardware conversions (vcvtph2ps / vcvtps2ph alone): for values no result's NaN payload
+# depends on. A narrow math helper's operand (its result is the format's one quiet NaN for any NaN
+# operand: the payload is not read) and its result (exact, or that quiet NaN, which both
+# conversions narrow alike) go through these; engines/cpu/source.py decides where.
+
+@intrinsic
+def _half_bits_to_f32_plain(typingctx, bits):
+    if bits != types.uint16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+    return types.float32(bits), codegen
+
+
+@intrinsic
+def _f32_to_half_bits_plain(typingctx, value):
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
     return types.uint16(value), codegen
 
 
@@ -294,6 +320,10 @@ f16_to_f32 = _conversion("f16_to_f32", _f16_to_f32_hw if HARDWARE_HALF else _f16
                          _is_int, "float16 bit pattern (uint16) -> float32, exact")
 f32_to_f16 = _conversion("f32_to_f16", _f32_to_f16_hw if HARDWARE_HALF else _f32_to_f16_soft,
                          _is_f32, "float32 -> float16 bit pattern (uint16), as numpy astype")
+f16_to_f32_plain = _conversion("f16_to_f32_plain", _half_bits_to_f32_plain if HARDWARE_HALF else _f16_to_f32_soft,
+                               _is_int, "float16 bit pattern (uint16) -> float32, a NaN's payload as the hardware gives it")
+f32_to_f16_plain = _conversion("f32_to_f16_plain", _f32_to_half_bits_plain if HARDWARE_HALF else _f32_to_f16_soft,
+                               _is_f32, "float32 -> float16 bit pattern (uint16), a NaN's payload as the hardware gives it")
 f64_to_f16 = _conversion("f64_to_f16", _f64_to_f16, _is_f64,
                          "float64 -> float16 bit pattern (uint16), one rounding, as numpy astype")
 bf16_to_f32 = _conversion("bf16_to_f32", _bf16_to_f32, _is_int,
