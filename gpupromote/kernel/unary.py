@@ -7,13 +7,15 @@ For a helper ``gp_F`` with library function ``F`` (kernel/math, ``gpm_F_f32`` / 
   float  -> gpm_F_f32          double -> gpm_F_f64
   gp_F_<r>(float x), r a narrow dtype's code (f2 bf e4 e5): the float holding the narrow result,
       rounded once from gpm_F_wide((double)x) by gpm_round_<format> (core/ops.py's "narrow"
-      override), so that a float16 result is correctly rounded, not rounded twice through float32
+      override), so that a float16 result is correctly rounded, not rounded twice through float32;
+      or, where the library has one (``narrow_entry``), its float32 path for the format
+      (gpm_F_f16 / gpm_F_bf16: the same correctly rounded results in 16 lanes instead of 8)
   complex<float> / complex<double> -> the complex function ``C`` (gpm_C_c64 / gpm_C_c128), or a
       recipe of the engines' glue (``RECIPES``) where the library has none
 """
 from __future__ import annotations
 
-__all__ = ["UNARY", "BINARY", "RECIPES", "NARROW_ROUNDING", "library_names"]
+__all__ = ["UNARY", "BINARY", "RECIPES", "NARROW_ROUNDING", "NARROW_FORMATS", "library_names", "narrow_entry"]
 
 # helper          real function   complex function (None: real operands only)
 UNARY = {
@@ -64,6 +66,16 @@ RECIPES = {
 
 # narrow dtype code -> the library's rounding from double
 NARROW_ROUNDING = {"f2": "gpm_round_f16", "bf": "gpm_round_bf16", "e4": "gpm_round_e4m3fn", "e5": "gpm_round_e5m2"}
+# narrow dtype code -> the suffix of the library's float32 paths for that format (kernel/math/narrow32.py)
+NARROW_FORMATS = {"f2": "f16", "bf": "bf16"}
+
+
+def narrow_entry(real: str, code: str) -> str | None:
+    """The library's float32 path of function ``real`` for narrow dtype ``code`` (``gpm_exp_f16``),
+    where it has one: every engine's gp_F_<code> calls it instead of the double path's rounding."""
+    from .math import entry_points
+    name = f"gpm_{real}_{NARROW_FORMATS[code]}" if code in NARROW_FORMATS else None
+    return name if name in entry_points() else None
 
 
 def library_names(helper: str, kind: str) -> list[str]:
@@ -79,7 +91,8 @@ def library_names(helper: str, kind: str) -> list[str]:
                     "gp_log2": ["gpm_clog_c128"], "gp_log10": ["gpm_clog_c128"],
                     "gp_log1p": ["gpm_log_f64", "gpm_hypot_f64", "gpm_arctan2_f64"]}
             return uses.get(helper, [f"gpm_{cplx}_c64", f"gpm_{cplx}_c128"])
-        return [f"gpm_{real}_f32", f"gpm_{real}_f64", f"gpm_{real}_wide", *NARROW_ROUNDING.values()]
+        narrow = [n for n in (narrow_entry(real, c) for c in NARROW_FORMATS) if n is not None]
+        return [f"gpm_{real}_f32", f"gpm_{real}_f64", f"gpm_{real}_wide", *NARROW_ROUNDING.values(), *narrow]
     if helper in BINARY:
         name = BINARY[helper]
         return [f"gpm_{name}_f32", f"gpm_{name}_f64", f"gpm_{name}_wide", *NARROW_ROUNDING.values()]

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, types
 
 from ...kernel.math import numba_functions
-from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY
+from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .elementwise import gp_cdiv
 from .intrinsics import declare_helper
 from .narrow import bf16_to_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32
@@ -101,7 +101,15 @@ def _unary(helper, real, cplx):
 def _narrow(helper, real, code, arity):
     """gp_F_<code>: the float32 holding F's result rounded once to the narrow format."""
     wide, rounding, widen = _F[f"gpm_{real}_wide"], _F[NARROW_ROUNDING[code]], _WIDEN[code]
-    if arity == 1:
+    fast = narrow_entry(real, code) if arity == 1 else None
+    if fast is not None:      # the format's float32 path (kernel/math/narrow32.py): the carrier itself
+        fn = _F[fast]
+
+        def typer(x):
+            if x == types.float32:
+                return lambda x: fn(x)
+            return None
+    elif arity == 1:
         def typer(x):
             if x == types.float32:
                 return lambda x: widen(rounding(wide(np.float64(x))))

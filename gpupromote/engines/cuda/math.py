@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ...kernel.math import cuda_source
-from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, library_names
+from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, library_names, narrow_entry
 
 __all__ = ["preamble", "helpers_of"]
 
@@ -46,7 +46,9 @@ def _real(helper, fn, arity):
               f"GP_HD double {helper}({d_args}) {{ return gpm_{fn}_f64({call}); }}"]
     for code, rounding in NARROW_ROUNDING.items():
         protos.append(f"GP_HD float {helper}_{code}({f_args});")
-        bodies.append(f"GP_HD float {helper}_{code}({f_args}) {{ return gp_ld_{code}({rounding}(gpm_{fn}_wide({wide}))); }}")
+        fast = narrow_entry(fn, code) if arity == 1 else None
+        body = f"return {fast}(x);" if fast is not None else f"return gp_ld_{code}({rounding}(gpm_{fn}_wide({wide})));"
+        bodies.append(f"GP_HD float {helper}_{code}({f_args}) {{ {body} }}")
     return protos, bodies
 
 

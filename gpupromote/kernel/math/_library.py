@@ -1,6 +1,6 @@
 """Imports every module of the library, in dependency order: importing this fills the registry."""
-from . import (_core, _f32_fixes, complex, complex_entry, complex_inverse, exp_log, float32, hyperbolic,  # noqa: F401
-               inverse_trig, log, narrow, pow, roots, special, trig)
+from . import (_core, _f32_fixes, _narrow_entries, complex, complex_entry, complex_inverse, exp_log, float32,  # noqa: F401
+               hyperbolic, inverse_trig, log, narrow, narrow32, pow, roots, special, trig)
 
 MODULES = ("_core", "narrow", "exp_log", "log", "roots", "trig", "inverse_trig", "hyperbolic", "pow", "special", "_f32_fixes",
-           "float32", "complex", "complex_inverse", "complex_entry")
+           "float32", "narrow32", "_narrow_entries", "complex", "complex_inverse", "complex_entry")

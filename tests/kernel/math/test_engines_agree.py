@@ -1,7 +1,7 @@
 """The two renderings give the same bits: every public entry point, the Numba rendering against
 the C++ rendering compiled by g++ (-std=c++17 -ffp-contract=off -fno-fast-math), on the inputs of
-the accuracy tests (float64, float32), on every float16 and bfloat16 value (the _wide entry
-points) and on doubles around every narrow rounding boundary (gpm_round_*). Bits are compared
+the accuracy tests (float64, float32), on every float16 and bfloat16 value (the _wide, _f16 and
+_bf16 entry points) and on doubles around every narrow rounding boundary (gpm_round_*). Bits are compared
 raw: NaN payloads and signs included.
 """
 import numpy as np
@@ -25,6 +25,9 @@ def _inputs_for(name):
         x = np.concatenate([vals, mids, np.nextafter(mids, 0), np.nextafter(mids, np.inf), -mids,
                             unary_inputs("exp", "float64")])
         return (x,)
+    if kind in ("f16", "bf16"):     # the narrow entry points: every value of the format, as float32
+        with np.errstate(invalid="ignore"):
+            return (R.all_values(kind)[1].astype(np.float32),)
     if kind == "wide":
         v = np.concatenate([R.all_values("f16")[1], R.all_values("bf16")[1]])
         if len(pts) == 1:

@@ -1,6 +1,8 @@
 """float16 and bfloat16, exhaustively: for every one of the 65,536 inputs of each format, a unary
 function's narrow result (its ``_wide`` value, rounded once by ``gpm_round_<fmt>``) is the exact
-value correctly rounded. The reference: NumPy's float64 value rounded by an independent rounding
+value correctly rounded, and so is its float32-based entry point (``gpm_<f>_f16`` / ``_bf16``, what
+the kernels call where the library has one): the same bits, NaNs included, held exactly in a float32.
+The reference: NumPy's float64 value rounded by an independent rounding
 (_reference.round_to_narrow_bits), and mpmath wherever the library differs or the float64 value is
 within 2^-45 of a rounding boundary. Binary functions: 10^5 random pairs of narrow values.
 """
@@ -11,6 +13,7 @@ from . import _reference as R
 from ._accuracy import narrow_check
 from ._harness import host_call, numba_call
 from ._inputs import BINARY, SAMPLES, UNARY
+from gpupromote.kernel.math import entry_points
 
 
 @pytest.mark.parametrize("fmt", ["f16", "bf16"])
@@ -20,6 +23,26 @@ def test_unary_exhaustive_correctly_rounded(name, fmt):
     n, wrong = narrow_check(name, fmt, x)
     assert n == 65536
     assert not wrong, wrong[:10]
+
+
+ENTRIES = [(name, fmt) for name in UNARY for fmt in ("f16", "bf16") if f"gpm_{name}_{fmt}" in entry_points()]
+
+
+def test_most_functions_have_float32_based_narrow_entries():
+    assert len(ENTRIES) >= 40 and {("exp", "f16"), ("tanh", "bf16"), ("log", "f16")} <= set(ENTRIES)
+
+
+@pytest.mark.parametrize("name, fmt", ENTRIES, ids=[f"{n}-{f}" for n, f in ENTRIES])
+def test_narrow_entry_point_gives_the_double_paths_bits_on_every_input(name, fmt):
+    bits, x = R.all_values(fmt)
+    with np.errstate(invalid="ignore"):
+        x32 = x.astype(np.float32)
+    got = numba_call(f"gpm_{name}_{fmt}", x32)
+    narrow = got.astype(R.narrow_dtype(fmt))
+    assert (narrow.astype(np.float32).view(np.uint32) == got.view(np.uint32)).all(), "not held exactly"
+    want = numba_call(f"gpm_round_{fmt}", numba_call(f"gpm_{name}_wide", x))
+    bad = np.nonzero(narrow.view(np.uint16) != want)[0]
+    assert len(bad) == 0, [(hex(int(bits[i])), hex(int(narrow.view(np.uint16)[i])), hex(int(want[i]))) for i in bad[:5]]
 
 
 @pytest.mark.parametrize("fmt", ["f16", "bf16"])

@@ -1,0 +1,57 @@
+"""float16 and bfloat16 results from the float32 paths: the rounding of a float32 value to a narrow
+format, in float32 arithmetic, for the narrow entry points ``gpm_<f>_f16`` / ``gpm_<f>_bf16``
+(_narrow_entries.py), which take the narrow input widened to float32 and return the correctly
+rounded narrow result held in a float32 (the carrier the kernels cast to the narrow type, exactly).
+
+Why: the double path (``gpm_<f>_wide``, then ``gpm_round_<fmt>`` on 64-bit integers) runs 8 lanes to
+a 512-bit vector with much 64-bit integer work; the float32 path (``gpm_<f>_f32_raw``, the same double
+evaluation ending in float32) then this rounding takes about half the time. Rounding a correctly
+rounded float32 value again to 11 or 8 bits gives the correctly rounded narrow value except where the
+float32 value lands on a narrow rounding boundary the exact value is not on: a few of the 65,536
+float16 inputs of a function, no bfloat16 one. Those inputs, found by comparing with the double path
+on every input (tests/kernel/math/find_narrow_exceptions.py), are replaced by their correct results,
+a compare and a select each; a function that would need many keeps the double path.
+"""
+from __future__ import annotations
+
+from ._dsl import INF, as_f32, as_u32, copysign, f32, fabs, helper, i64, select, u32
+from ._core import gpm_max_f32
+
+
+@helper
+def gpm_carrier_f16(y: f32) -> f32:
+    """y (not NaN) rounded to the nearest float16 value, ties to even, held in a float32."""
+    a = fabs(y)
+    # c = 2^(e + 13) for a in [2^e, 2^(e+1)): a + c rounds a to float16's grid there, 2^(e - 10),
+    # ties to even (c is an even multiple of it); below 2^-14 the grid is the subnormals' 2^-24
+    c = as_f32(u32((i64(as_u32(a)) & i64(0x7F800000)) + i64(0x06800000)))
+    c = gpm_max_f32(c, f32(0.5))
+    r = select(a >= f32(65520.0), f32(INF), (a + c) - c)
+    return copysign(r, y)
+
+
+@helper
+def gpm_carrier_bf16(y: f32) -> f32:
+    """y (not NaN) rounded to the nearest bfloat16 value, ties to even, held in a float32: the top
+    16 bits rounded on the bit pattern (a carry is the next binade, and past the largest finite
+    value inf; subnormals round at the same bit)."""
+    b = i64(as_u32(y))
+    return as_f32(u32((b + i64(0x7FFF) + ((b >> i64(16)) & i64(1))) & i64(0xFFFF0000)))
+
+
+@helper
+def gpm_narrow_nan(x: f32, r: f32) -> f32:
+    """r, or for a NaN x the quiet NaN with x's sign (what gpm_round_<fmt> gives a NaN)."""
+    return select(x != x, copysign(as_f32(u32(0x7FC00000)), x), r)
+
+
+@helper
+def gpm_narrow_f16(x: f32, y: f32) -> f32:
+    """The float16 result of input x from its float32 result y: y rounded, a NaN the format's one."""
+    return gpm_narrow_nan(x, gpm_carrier_f16(y))
+
+
+@helper
+def gpm_narrow_bf16(x: f32, y: f32) -> f32:
+    """The bfloat16 result of input x from its float32 result y: y rounded, a NaN the format's one."""
+    return gpm_narrow_nan(x, gpm_carrier_bf16(y))
