@@ -177,13 +177,12 @@ def gpm_exp_f64(x: f64) -> f64:
 @helper
 def gpm_exp_wide_core(x: f64) -> f64:
     """exp(x) to about 2^-50 relative for |x| <= 300 (no special values)."""
-    # t - SHIFT is rint(x / ln2) (the sum rounds to an integer, ties to even, as rint does), and
-    # t's low bits hold that integer: 2^k is added to e's exponent field, no conversion, no multiply
-    t = x * INV_LN2 + SHIFT
+    # t - SHIFT is the integer nearest x / ln2 (the one-rounded sum lands on an integer), and t's
+    # low bits hold it: 2^k is added to e's exponent field, no conversion, no multiply
+    t = fma(x, INV_LN2, SHIFT)
     kf = t - SHIFT
     r = fma(-kf, LN2, x)
     r = fma(-kf, LN2_R, r)
-    r2 = r * r
     p = fma(r, EF7, EF6)
     p = fma(r, p, EF5)
     p = fma(r, p, EF4)
@@ -192,7 +191,8 @@ def gpm_exp_wide_core(x: f64) -> f64:
     p = fma(r, p, EF1)
     p = fma(r, p, EF0)
     p = fma(r, p, 0.5)
-    e = 1.0 + fma(r2, p, r)
+    # 1 + r (1 + r p): Horner to the end, no r^2 (one rounding more than 1 + (r + r^2 p), 2^-54 of it)
+    e = fma(r, fma(r, p, 1.0), 1.0)
     # e * 2^k exactly (e near 1, the result a normal double for |k| <= 433), as an integer add
     return as_f64(as_u64(e) + (as_u64(t) << u64(52)))
 
@@ -248,7 +248,9 @@ def gpm_expm1_f64(x: f64) -> f64:
 @helper
 def gpm_expm1_wide_core(x: f64) -> f64:
     """exp(x) - 1 to about 2^-50 relative for -60 <= x <= 300 (no special values), branch-free."""
-    kf = rint(x * INV_LN2)
+    # k and 2^k from the shifter, as gpm_exp_wide_core: t's low bits hold k
+    t = fma(x, INV_LN2, SHIFT)
+    kf = t - SHIFT
     r = fma(-kf, LN2, x)
     r = fma(-kf, LN2_R, r)
     r2 = r * r
@@ -261,7 +263,7 @@ def gpm_expm1_wide_core(x: f64) -> f64:
     p = fma(r, p, EF0)
     p = fma(r, p, 0.5)
     q = fma(r2, p, r)
-    s = gpm_pow2i(i64(kf))
+    s = as_f64((as_u64(t) << u64(52)) + u64(0x3FF0000000000000))
     return fma(s, q, s - 1.0)
 
 
