@@ -369,3 +369,52 @@ def test_the_tag_covers_every_module_of_the_cpu_engine():
     engine = {f"gpupromote.engines.cpu.{p.stem}" for p in folder.glob("*.py") if p.stem != "__init__"}
     assert engine <= set(_numba_cache.KERNEL_MODULES), engine - set(_numba_cache.KERNEL_MODULES)
     assert set(_numba_cache.HELPER_MODULES) <= engine
+
+
+# --- the compiled twin of a kernel module ------------------------------------------------------------
+
+_SRC = "def f():\n    return 42\n"
+
+
+def test_the_compiled_twin_is_read_instead_of_compiling_again(tmp_path, monkeypatch):
+    from gpupromote.engines.cpu import kernels
+    path = tmp_path / "_gpk_example.py"
+    first = kernels._code_of(_SRC, path)
+    twins = list(tmp_path.glob("_gpk_example.*.code"))
+    assert len(twins) == 1
+    monkeypatch.setattr("builtins.compile", lambda *a, **k: pytest.fail("compiled again"))
+    again = kernels._code_of(_SRC, path)
+    scope: dict = {}
+    exec(again, scope)
+    assert scope["f"]() == 42 and again.co_filename == first.co_filename == str(path)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut", "other code", "other source", "moved"])
+def test_a_twin_that_does_not_match_its_source_is_never_run(tmp_path, damage):
+    import hashlib
+    import marshal
+    from gpupromote.engines.cpu import kernels
+    path = tmp_path / "_gpk_example.py"
+    kernels._code_of(_SRC, path)
+    twin = next(tmp_path.glob("_gpk_example.*.code"))
+    blob = twin.read_bytes()
+    if damage == "garbage":
+        twin.write_bytes(b"\x00" * len(blob))
+    elif damage == "cut":
+        twin.write_bytes(blob[:len(blob) // 2])
+    elif damage == "other code":      # well-formed code, the digest of the right source: not this payload
+        twin.write_bytes(blob[:32] + marshal.dumps(compile("def f():\n    return 7\n", str(path), "exec")))
+    src, where = _SRC, path
+    if damage == "other source":      # the twin is intact, the module's text is not the one it came from
+        src = _SRC.replace("42", "43")
+    if damage == "moved":             # the same text filed elsewhere: its tracebacks must name the new file
+        where = tmp_path / "moved" / "_gpk_example.py"
+        where.parent.mkdir()
+        (where.parent / twin.name).write_bytes(blob)
+    scope: dict = {}
+    code = kernels._code_of(src, where)
+    exec(code, scope)
+    assert scope["f"]() == (43 if damage == "other source" else 42) and code.co_filename == str(where)
+    healed = next(where.parent.glob("_gpk_example.*.code")).read_bytes()
+    key = (str(where) + "\0" + src).encode()
+    assert hashlib.sha256(key + healed[32:]).digest() == healed[:32], "written again, whole"
