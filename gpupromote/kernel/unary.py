@@ -15,6 +15,8 @@ For a helper ``gp_F`` with library function ``F`` (kernel/math, ``gpm_F_f32`` / 
 """
 from __future__ import annotations
 
+import functools
+
 __all__ = ["UNARY", "BINARY", "RECIPES", "NARROW_ROUNDING", "NARROW_FORMATS", "library_names", "narrow_entry"]
 
 # helper          real function   complex function (None: real operands only)
@@ -70,6 +72,7 @@ NARROW_ROUNDING = {"f2": "gpm_round_f16", "bf": "gpm_round_bf16", "e4": "gpm_rou
 NARROW_FORMATS = {"f2": "f16", "bf": "bf16"}
 
 
+@functools.lru_cache(maxsize=None)
 def narrow_entry(real: str, code: str) -> str | None:
     """The library's float32 path of function ``real`` for narrow dtype ``code`` (``gpm_exp_f16``),
     where it has one: every engine's gp_F_<code> calls it instead of the double path's rounding."""
