@@ -196,8 +196,7 @@ def _plain_conversions(kernel, direct) -> tuple[set, bool]:
 
 def _body(kernel, index: str, indent: str) -> list[str]:
     """One element: every step of the DAG once, the store and the checks."""
-    direct = ir.direct_store(kernel)
-    plain_params, plain_store = _plain_conversions(kernel, direct)
+    plain_params, plain_store = _plain_conversions(kernel, ir.direct_store(kernel))
 
     def param(p):
         if p.folded:
