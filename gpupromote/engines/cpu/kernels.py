@@ -399,11 +399,14 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
     the "full" operand that is ``out`` itself, stored through its own name (one array to LLVM,
     so the loop needs no overlap test, which it would fail, and stays vectorized)."""
     args = ", ".join(f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params)
+    # a "row" operand reaches the row's loop as its row's value (a scalar)
+    row_args = ", ".join(f"s{p.index}" if p.folded else f"x{p.index}[m]" if kinds[p.index] == "row"
+                         else f"x{p.index}" for p in kernel.params)
 
     def param(p):
         if p.folded:
             return f"s{p.index}"
-        e = f"x{p.index}{_KIND_INDEX[kinds[p.index]]}"
+        e = f"x{p.index}" if kinds[p.index] == "row" else f"x{p.index}{_KIND_INDEX[kinds[p.index]]}"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
     names, lines, direct = _lower(kernel, param, "            ")
     src = direct if direct is not None else kernel.value
@@ -417,11 +420,16 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
         *HELPER_IMPORTS,
         "",
         "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
+        # why: the row's loop is a function of its own. Inside the loop over rows, LLVM's register
+        # allocator reloaded a math function's constants on every vector iteration (exp(x - max)
+        # rows: 2.95 -> 2.67 ms for 4096 x 1024 float32)
+        "", "", "@_jit", f"def row({args}, out, m):",
+        "    for k in range(out.shape[1]):",
+        *(line[4:] for line in lines),
+        f"        {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store_text(names[src], src.dtype, kernel.out)}",
         "", "", "@_jit", f"def apply({args}, out, m0, m1):",
         "    for m in range(m0, m1):",
-        "        for k in range(out.shape[1]):",
-        *lines,
-        f"            {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store_text(names[src], src.dtype, kernel.out)}",
+        f"        row({row_args}, out, m)",
     ]) + "\n"
 
 

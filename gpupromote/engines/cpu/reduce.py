@@ -40,7 +40,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 13
+GENERATOR_VERSION = 14
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -185,6 +185,7 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
         # t, stored to the array ``lanes``. A sum or product of plain numbers folds them as vectors
         # (intrinsics.fold_add / fold_multiply: the same operations as the scalar lanes, which LLVM
         # cannot vectorize); the others as LANES scalars over a fixed-trip loop
+        lines = []
         fold = f"fold_{red.combine}" if red.combine in ("add", "multiply") and red.acc.kind in "fiu" \
             and not red.acc.is_narrow_float else None
         names = [f"r{j}" for j in range(LANES)]
@@ -213,10 +214,15 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
             # math: the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
             # ones, 10% faster for exp; which terms are computed when changes nothing), at the first
             # leaf of each group. (A cheap term is faster in the fixed 128-trip loop above.)
+            # (terms(): the loop in a function of its own, as the row maps' row(): inside node,
+            # LLVM reloaded exp's constants on every vector iteration. Its index is unsigned: k0 is
+            # an argument there, so a signed k0 + j would be checked for wrapping around, lane by
+            # lane, and the loads became gathers, 3x slower)
             leaf_value += ["            g = (l - l0) & (GROUP - 1)", "            if g == 0:",
-                           "                for j in range((min(l + GROUP, l1, K // LEAF) - l) * LEAF):",
-                           f"                    buf[j] = elem({args}, m, k0 + j)",
+                           f"                terms({args}, m, k0, (min(l + GROUP, l1, K // LEAF) - l) * LEAF, buf)",
                            *buf_fold("g * LEAF")]
+            lines += ["", "", "@_jit", f"def terms({args}, m, k0, n, buf):", "    for j in range(n):",
+                      f"        buf[j] = elem({args}, m, np.uint64(k0 + j))"]
         else:   # the term is the element itself: read it in the lanes' loop
             leaf_value += lanes_fold(f"elem({args}, m, {{k}})", "k0")
         # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
@@ -232,7 +238,6 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
         while len(pairs) > 1:
             pairs = [f"comb({a}, {b})" for a, b in zip(pairs[::2], pairs[1::2])]
         leaf_value += [f"        v = {pairs[0]}"]
-        lines = []
     push = ["        stack[top] = v", "        top += 1",
             "        c = l - l0 + 1   # the binary counter: leaf c joins as many neighbours as c has trailing zeros",
             "        while (c & 1) == 0:", "            top -= 1",
