@@ -9,6 +9,8 @@ host CUDA tier's libraries are kept there as well (``GP_HOSTCUDA_CACHE`` overrid
 import os
 from pathlib import Path
 
+import pytest
+
 _ROOT = Path(__file__).resolve().parent.parent
 _CACHE = Path(os.environ.get("GP_TEST_CACHE_DIR") or _ROOT / ".cache")
 
@@ -52,3 +54,14 @@ if _REPORT:
             f.write("| module | RSS after (MB) | peak so far (MB) | time (s) |\n|---|---|---|---|\n")
             for module, rss, peak, seconds in _rows:
                 f.write(f"| {module} | {rss:.0f} | {peak:.0f} | {seconds:.1f} |\n")
+
+
+@pytest.fixture(autouse=True)
+def _fuse_stages_at_every_size(request, monkeypatch):
+    """gp.fuse runs a function with reductions on small NumPy arrays as its eager calls
+    (dispatch/fuse.py ``STAGED_EAGER_MAX``: faster there, and the same bits). The suite's tests of
+    the stages use small arrays, so here they stage at every size; a test marked ``staged_eager``
+    keeps the default."""
+    if request.node.get_closest_marker("staged_eager") is None:
+        from gpupromote.dispatch import fuse
+        monkeypatch.setattr(fuse, "STAGED_EAGER_MAX", -1)

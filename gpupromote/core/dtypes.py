@@ -134,6 +134,10 @@ def dtype(x) -> DType:
         found = BY_NAME.get(x)
         if found is not None:
             return found
+    elif isinstance(x, np.dtype):   # why: every result array's dtype comes here (gp.Array, 0.5 -> 0.1 us)
+        found = _BY_NUMPY.get(x)
+        if found is not None:
+            return found
     if isinstance(x, str):
         return _by_string(x)
     if isinstance(x, type) and x in PY_KINDS:

@@ -19,6 +19,8 @@ __all__ = ["Array", "asarray"]
 
 
 def _device_of(storage) -> str:
+    if type(storage) is np.ndarray:
+        return "cpu"
     if type(storage).__module__.split(".")[0] == "cupy":
         return f"cuda:{storage.device.id}"
     return "cpu"

@@ -25,7 +25,7 @@ from . import foreign as interop
 from .api import CURRENT_POLICY, plan_for, spec
 from .array import Array
 from .operands import is_dask, is_device, lazy, native, storage_of, wants_gp_array
-from .opfunctions import compiled_reduction, reduce_entry
+from .opfunctions import compiled_reduction, host_storages, reduce_entry
 from ..promotion.policies import get_policy
 
 __all__ = ["REDUCTION_FUNCTIONS", "reduce", "normalize_axes", "default_ddof", "reduction_plan", "reduction_layout",
@@ -81,14 +81,19 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
         return interop.call(lambda views, view_out: reduce(op, views[0], axis, keepdims, dtype, ddof, view_out,
                                                            policy), [x], out)
     name = policy or CURRENT_POLICY.get()
-    if type(x) is np.ndarray and out is None and dtype is None and ddof is None and x.size and x.flags.c_contiguous \
+    # a host gp.Array's fast call is its storage's (opfunctions.host_storages), its result wrapped
+    s = x
+    if type(x) is Array:
+        s = host_storages([x])
+        s = x if s is None else s[0]
+    if type(s) is np.ndarray and out is None and dtype is None and ddof is None and s.size and s.flags.c_contiguous \
             and (axis is None or type(axis) is int):
-        key = (op, x.dtype, x.ndim, axis, keepdims, name)
+        key = (op, s.dtype, s.ndim, axis, keepdims, name)
         runner = _fast.get(key, _UNSET)
         if runner is _UNSET:
-            runner = _fast[key] = _fast_runner(op, x, axis, keepdims, name)
+            runner = _fast[key] = _fast_runner(op, s, axis, keepdims, name)
         if runner is not None:
-            return runner(x)
+            return runner(s) if s is x else Array(runner(s))
     arr, xdt = _operand(x)
     plan = reduction_plan(op, xdt, arr.ndim, dtype, name)
     if is_device(arr):
