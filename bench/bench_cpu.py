@@ -41,6 +41,7 @@ from gpupromote.engines.cpu import (
     pool as _cpu_pool,
     cache as _numba_cache,
     kernels as _numba_kernels,
+    modules as _kernel_modules,
     engine as cpu_numba,
 )
 
@@ -270,7 +271,7 @@ def _compile_fresh():
     # A kernel no process has seen: the plan's source with a unique comment is a new module file,
     # and its native entry point (what a first gp.multiply call compiles) is compiled (and
     # written to the disk cache).
-    module = _numba_kernels._load_module(cpu_numba.source(_PLAN) + f"# bench {uuid.uuid4().hex}\n")
+    module = _kernel_modules.load_module(cpu_numba.source(_PLAN) + f"# bench {uuid.uuid4().hex}\n")
     native = _numba_cache.cached_cfunc(_numba_kernels._NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(module.native)
     assert native.address and native.cache_hits == 0
     _FRESH.append(native)
@@ -302,7 +303,7 @@ def _evict():
     kernel = _numba_kernels._kernels.pop(key, None)
     if kernel is not None:
         sys.modules.pop(kernel.module.__name__, None)
-        _numba_kernels._modules.pop(kernel.module.__name__, None)
+        _kernel_modules._modules.pop(kernel.module.__name__, None)
 
 
 def _load_warm():

@@ -59,7 +59,7 @@ def _is_operand(x) -> bool:
 def _binary(op):
     # The operator form: a policy may take a Python scalar here that its function refuses (paddle.add(x, 1)
     # raises, x + 1 runs); a host Array takes the op function's fast path only where the policy's
-    # refusals are the same in both forms (opfunctions.host_storages, _forms_agree).
+    # refusals are the same in both forms (host_arrays.host_storages, forms_agree).
     def fn(a, b):
         return call(op, (a, b), None, form=Form.OPERATOR)
 

@@ -27,12 +27,14 @@ from .folding import converter, fold_target
 from ..promotion.limits import INT_RANGES
 from ..core.ops import ALIASES, OPS, UNARY_OPS
 from .array import Array
+from .astype import make_astype
+from .host_arrays import forms_agree, host_storages
 from .operands import SCALAR_TYPES, is_dask, is_device, lazy
 from ..promotion.policies import get_policy
 from ..promotion.rules import CLIPS
 from ..promotion.store import check_store
 
-__all__ = ["OP_FUNCTIONS", "call", "make_op", "host_storages"]
+__all__ = ["OP_FUNCTIONS", "call", "make_op"]
 
 _ndarray = np.ndarray
 
@@ -43,7 +45,7 @@ def call(op: str, args, policy=None, out=None, form=Form.FUNCTION):
     if (out is not None and is_dask(out)) or any(is_dask(x) for x in args):
         return lazy("call")(op, args, policy, out, form)   # a lazy dask graph, one eager call per block
     if out is None and not _sanitize.active_anywhere[0]:
-        storages = host_storages(args, form == Form.FUNCTION or _forms_agree(op, policy))
+        storages = host_storages(args, form == Form.FUNCTION or forms_agree(op, policy))
         if storages is not None:
             fn = OP_FUNCTIONS.get(op)
             if fn is not None:
@@ -52,41 +54,6 @@ def call(op: str, args, policy=None, out=None, form=Form.FUNCTION):
     if _fastpath is not None:
         _bind_device_arrays(args, out)
     return _eager_call(op, args, policy, out, form)
-
-
-def _forms_agree(op, policy) -> bool:
-    """Whether the operator form of ``op`` takes and refuses the Python scalars its function form
-    does under ``policy``: the forms differ in nothing else (promotion/resolve.py), and only
-    where a policy's refusals name one of them (paddle.add(x, 1) raises, x + 1 runs)."""
-    table = get_policy(policy or CURRENT_POLICY.get()).scalar_refusals.table
-    return not table or ((Form.OPERATOR, op) not in table and (Form.FUNCTION, op) not in table)
-
-
-def host_storages(args, scalars=True):
-    """The arguments with each gp.Array on the host replaced by its numpy storage, where that is the
-    same call: every Array's storage is a numpy array of its own dtype (not bit patterns), the
-    others are numpy arrays, dtypes (astype's) or, where ``scalars``, Python scalars (for a call
-    in the operator form, only where the forms agree: _forms_agree). None otherwise, and when no
-    Array is among them.
-
-    Why: a host Array and its storage are the same operand to promotion (api.describe), and the
-    storage takes the compiled dispatcher: gp.add of two float32[1024] Arrays 20.6 us -> about 1.5.
-    The result is wrapped as the general path wraps it (eager.wrap_result)."""
-    found = False
-    out = []
-    for x in args:
-        t = type(x)
-        if t is Array:
-            s = x._storage
-            if type(s) is not _ndarray or x._device != "cpu" or s.dtype != x._gp_dtype.numpy:
-                return None
-            found = True
-            out.append(s)
-        elif t is _ndarray or t is D.DType or (scalars and t in SCALAR_TYPES):
-            out.append(x)
-        else:
-            return None
-    return out if found else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,65 +474,9 @@ def _make_clip():
     return _compiled_op("clip", 3, clip)   # (with a bound left out, the compiled side hands the call to clip)
 
 
-def _make_astype():
-    runners: dict = {}
-    caches.register(runners.clear)
-    current = CURRENT_POLICY.get
-    sanitizing = _sanitize.active_anywhere
-
-    def astype(x, dtype, /, *, policy=None, out=None, casting="unsafe"):
-        if out is None and casting == "unsafe" and type(x) is _ndarray and not sanitizing[0]:
-            # the fast path: by (policy, x's dtype, the dtype as given), the plan's runner
-            # (x.astype of float32[1024]: 14 us through the general path, about 1 here)
-            try:
-                key = (policy or current(), x.dtype, dtype)
-                runner = runners.get(key, _MISS)
-            except TypeError:   # (an unhashable dtype argument: the general path reads it)
-                key, runner = None, None
-            if runner is _MISS:
-                runner = _astype_runner(x, dtype, key[0])
-                _remember(runners, key, runner)
-            if runner is not None:
-                res = runner(x)
-                if res is not None:
-                    return res
-        dtype = conventions.dtype_of(dtype)
-        if casting != "unsafe":
-            conventions.check_astype_casting(x, dtype, casting)
-        return call("astype", (x, dtype), policy, out)
-    astype.__doc__ = ("astype(x, dtype, *, policy=None, out=None, casting='unsafe'): x converted to dtype as NumPy's "
-                      "astype converts (on x86-64: NaN and out-of-range floats to integers included), on either "
-                      "engine and inside gp.fuse. No promotion: the result is dtype under every policy that has it. "
-                      "casting= ('no', 'equiv', 'safe', 'same_kind'; default 'unsafe', as NumPy's astype) refuses a "
-                      "conversion the rule does not allow, with a TypeError.")
-    astype.__module__ = "gpupromote"
-    return astype
-
-
-def _astype_runner(x, dtype, policy):
-    """The CPU engine's runner of astype(x, dtype) under ``policy`` for arrays like ``x``, or None
-    where such calls take the general path: byte-swapped arrays, policies with canonical dtypes
-    (JAX x32 converts first), plans with checks or without numpy storage, and whatever the
-    general path refuses (it raises there, in its words)."""
-    from .api import plan_for
-    if not x.dtype.isnative:
-        return None
-    try:
-        pol = get_policy(policy)
-        if pol.rules.canonical:
-            return None
-        plan = plan_for("astype", (x, conventions.dtype_of(dtype)), policy)
-    except Exception:  # noqa: BLE001 - the general path meets it again and raises it in its words
-        return None
-    if needs_checks(plan) or plan.inputs[0].numpy is None or plan.result.numpy is None:
-        return None
-    make = getattr(get_backend("cpu"), "fast_runner", None)
-    return None if make is None else make(plan, [None])
-
-
 OP_FUNCTIONS = {name: make_op(name) for name in (*OPS, *UNARY_OPS)}
 OP_FUNCTIONS["clip"] = _make_clip()
-OP_FUNCTIONS["astype"] = _make_astype()
+OP_FUNCTIONS["astype"] = make_astype(call)
 # (the reductions' names resolve dtypes only, until they have kernels: no function for them yet)
 OP_FUNCTIONS.update({alias: OP_FUNCTIONS[target] for alias, target in ALIASES.items() if target in OP_FUNCTIONS})
 conventions.bind(OP_FUNCTIONS)   # the keyword path (dtype=, casting=, where=) calls the op functions

@@ -25,7 +25,8 @@ from . import foreign as interop
 from .api import CURRENT_POLICY, plan_for, spec
 from .array import Array
 from .operands import is_dask, is_device, lazy, native, storage_of, wants_gp_array
-from .opfunctions import compiled_reduction, host_storages, reduce_entry
+from .host_arrays import host_storages
+from .opfunctions import compiled_reduction, reduce_entry
 from ..promotion.policies import get_policy
 
 __all__ = ["REDUCTION_FUNCTIONS", "reduce", "normalize_axes", "default_ddof", "reduction_plan", "reduction_layout",
@@ -81,7 +82,7 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
         return interop.call(lambda views, view_out: reduce(op, views[0], axis, keepdims, dtype, ddof, view_out,
                                                            policy), [x], out)
     name = policy or CURRENT_POLICY.get()
-    # a host gp.Array's fast call is its storage's (opfunctions.host_storages), its result wrapped
+    # a host gp.Array's fast call is its storage's (host_arrays.host_storages), its result wrapped
     s = x
     if type(x) is Array:
         s = host_storages([x])

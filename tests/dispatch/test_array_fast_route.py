@@ -1,4 +1,4 @@
-"""A host gp.Array's calls take its storage's fast path (dispatch/opfunctions.host_storages), and
+"""A host gp.Array's calls take its storage's fast path (dispatch/host_arrays.host_storages), and
 two NumPy arrays of different shapes take the fast runner's broadcast (engines/cpu/engine._nd_call):
 the same values, dtypes, result types and errors as the general path, which each case below runs
 too (by a call the fast routes decline: an out= array)."""
@@ -9,7 +9,7 @@ import pytest
 
 import gpupromote as gp
 from gpupromote.core import caches
-from gpupromote.dispatch import eager, opfunctions
+from gpupromote.dispatch import eager, host_arrays, opfunctions
 from gpupromote.dispatch.array import Array
 
 _RNG = np.random.default_rng(7)
@@ -93,7 +93,7 @@ def test_bit_pattern_storage_is_not_routed():
     """An Array whose storage is not of its dtype (bfloat16 held as uint16 bits) keeps the general path."""
     bits = np.array([0x3F80, 0x4000], dtype=np.uint16)   # bfloat16 1.0, 2.0
     a = Array(bits, "bfloat16")
-    assert opfunctions.host_storages([a]) is None
+    assert host_arrays.host_storages([a]) is None
     got = gp.add(a, a)
     assert got.dtype == gp.dtype("bfloat16")
     np.testing.assert_array_equal(np.asarray(got.numpy(), np.float32), [2.0, 4.0])
@@ -192,3 +192,15 @@ def test_astype_fast_path_equals_the_general_path(policy, src, dst):
         with gp.use_policy(policy):
             arr = gp.asarray(x).astype(dst)
         assert type(arr) is Array and arr.storage.tobytes() == general.tobytes()
+
+
+def test_the_runners_broadcast_of_two_shapes_is_numpys():
+    import itertools
+    from gpupromote.engines.cpu.engine import _broadcast_pair
+    shapes = [(), (1,), (3,), (1, 3), (3, 1), (2, 3), (2, 1, 3), (4, 2, 3), (0, 3), (1, 0), (3, 0), (5,)]
+    for s, t in itertools.product(shapes, repeat=2):
+        try:
+            want = np.broadcast_shapes(s, t)
+        except ValueError:
+            want = None
+        assert _broadcast_pair(s, t) == want, (s, t)

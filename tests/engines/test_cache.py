@@ -377,13 +377,13 @@ _SRC = "def f():\n    return 42\n"
 
 
 def test_the_compiled_twin_is_read_instead_of_compiling_again(tmp_path, monkeypatch):
-    from gpupromote.engines.cpu import kernels
+    from gpupromote.engines.cpu import modules
     path = tmp_path / "_gpk_example.py"
-    first = kernels._code_of(_SRC, path)
+    first = modules._code_of(_SRC, path)
     twins = list(tmp_path.glob("_gpk_example.*.code"))
     assert len(twins) == 1
     monkeypatch.setattr("builtins.compile", lambda *a, **k: pytest.fail("compiled again"))
-    again = kernels._code_of(_SRC, path)
+    again = modules._code_of(_SRC, path)
     scope: dict = {}
     exec(again, scope)
     assert scope["f"]() == 42 and again.co_filename == first.co_filename == str(path)
@@ -393,9 +393,9 @@ def test_the_compiled_twin_is_read_instead_of_compiling_again(tmp_path, monkeypa
 def test_a_twin_that_does_not_match_its_source_is_never_run(tmp_path, damage):
     import hashlib
     import marshal
-    from gpupromote.engines.cpu import kernels
+    from gpupromote.engines.cpu import modules
     path = tmp_path / "_gpk_example.py"
-    kernels._code_of(_SRC, path)
+    modules._code_of(_SRC, path)
     twin = next(tmp_path.glob("_gpk_example.*.code"))
     blob = twin.read_bytes()
     if damage == "garbage":
@@ -412,7 +412,7 @@ def test_a_twin_that_does_not_match_its_source_is_never_run(tmp_path, damage):
         where.parent.mkdir()
         (where.parent / twin.name).write_bytes(blob)
     scope: dict = {}
-    code = kernels._code_of(src, where)
+    code = modules._code_of(src, where)
     exec(code, scope)
     assert scope["f"]() == (43 if damage == "other source" else 42) and code.co_filename == str(where)
     healed = next(where.parent.glob("_gpk_example.*.code")).read_bytes()

@@ -67,7 +67,7 @@ MATH_MODULES = tuple(f"gpupromote.kernel.math.{p.stem}" for p in sorted(Path(_ke
                      if p.stem != "__init__") + ("gpupromote.kernel.unary",)
 KERNEL_MODULES = ("gpupromote.engines.cpu.helpers", *HELPER_MODULES, "gpupromote.engines.cpu.elementwise",
                   "gpupromote.engines.cpu.engine", "gpupromote.engines.cpu.source",
-                  "gpupromote.engines.cpu.kernels", "gpupromote.engines.cpu.threads",
+                  "gpupromote.engines.cpu.kernels", "gpupromote.engines.cpu.modules", "gpupromote.engines.cpu.threads",
                   "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache", "gpupromote.engines.cpu.reduce",
                   "gpupromote.engines.cpu.reduce_columns",
                   *MATH_MODULES)

@@ -1,5 +1,5 @@
-"""The CPU engine's compiled kernels: each ir.Kernel's generated module filed on disk and imported,
-its entry points compiled on first use (``_Compiled``: flat, strided, native), and calls on
+"""The CPU engine's compiled kernels: each ir.Kernel's generated module (filed on disk and imported
+by modules.py), its entry points compiled on first use (``_Compiled``: flat, strided, native), and calls on
 arrays of any layout launched, over threads where they are long (``_cpu_threads``).
 
 Apart from the generator (``_numba_source``, text only) and from the backend object
@@ -9,15 +9,8 @@ cache (``kernel_for``) and the disk cache's files (``_numba_cache``).
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
 import itertools
-import linecache
-import marshal
-import sys
 import threading
-import types as _pytypes
-from pathlib import Path
 
 import numpy as np
 from numba import cfunc, types as _nbtypes
@@ -26,8 +19,8 @@ from numba.core import errors as numba_errors
 from ...kernel import ir
 from . import tables as _tables
 from . import threads as _cpu_threads
-from ..disk_cache import drop_damaged, warn_once, why_unwritable, write_error
-from .cache import KERNEL_DIR, READ_DIRS, WRITE_DIR, cached_cfunc, claim_dir
+from .cache import cached_cfunc
+from .modules import load_lock as _load_lock, load_module
 from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, as_kernel,
                      lower_lines as _lower, source, storage_view, store_text as _store_text)
 
@@ -35,122 +28,6 @@ __all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module", "map_sourc
 
 # native(data, n): void(char **data, int64 n) in C (gp_kernel in gpupromote/dispatch/fastpath/fastpath.h)
 _NATIVE_SIGNATURE = _nbtypes.void(_nbtypes.CPointer(_nbtypes.voidptr), _nbtypes.int64)
-
-
-# Loading a module (filing it, executing it) and compiling an entry point happen once per process
-# however many threads ask at once: a module is published in sys.modules and _modules only after it
-# has run to its end (a thread that found it half-executed would see no ``flat``).
-_load_lock = threading.RLock()
-_modules: dict = {}     # name -> a fully executed kernel module
-
-
-def _load_module(src: str):
-    """The module for ``src``, executed from the in-memory text and filed as
-    ``<kernel dir>/_gpk_<hash>.py``, the file Numba's disk cache is keyed on (written once,
-    atomically; a copy that differs from ``src`` is damaged and is written again). Where that file
-    cannot be written (a full disk, a directory in its place) the module is compiled in memory,
-    without a disk cache, after one CacheWarning naming the cause."""
-    name = "_gpk_" + hashlib.sha1(src.encode()).hexdigest()[:24]
-    mod = _modules.get(name)
-    if mod is not None:
-        return mod
-    with _load_lock:
-        mod = _modules.get(name)
-        if mod is not None:
-            return mod
-        path = _module_file(name, src)
-        if path is None:
-            mod = _in_memory_module(name, src)
-        else:
-            claim_dir(path.parent)
-            mod = _pytypes.ModuleType(name)
-            mod.__file__ = str(path)
-            exec(_code_of(src, path), mod.__dict__)
-        sys.modules[name] = _modules[name] = mod
-    return mod
-
-
-load_module = _load_module   # the reduction kernels' modules (engines/cpu/reduce.py) are filed alike
-
-# The compiled twin of a kernel module: its code object (marshal, this Python's format) after a
-# digest that binds it to the module's source. Compiling the source again took 2 of the 7 ms a new
-# process spends on a cached 5-step fused chain; reading the twin takes about 0.1.
-_TWIN = f".{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}.code"
-
-
-def _code_of(src: str, path: Path):
-    """``src`` compiled (as the file ``path``), read from its twin beside ``path`` where the twin's
-    digest matches ``src`` and its bytes, else compiled and the twin written (or not, on any error:
-    it is an optimisation). A damaged or foreign twin fails the digest: only code compiled from
-    ``src`` ever runs."""
-    twin = path.with_name(path.stem + _TWIN)
-    key = (str(path) + "\0" + src).encode()     # the path too: tracebacks name the file the code came from
-    try:
-        blob = twin.read_bytes()
-        if hashlib.sha256(key + blob[32:]).digest() == blob[:32]:
-            return marshal.loads(blob[32:])
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
-    code = compile(src, str(path), "exec")
-    payload = marshal.dumps(code)
-    write_error(twin, hashlib.sha256(key + payload).digest() + payload)
-    return code
-
-
-# The generated module's import of the cached decorator; a module compiled in memory takes Numba's
-# own decorators instead (no file: nothing for Numba's disk cache to key on).
-_CACHED_IMPORT = "from gpupromote.engines.cpu.cache import cached_njit"
-
-
-def _in_memory_module(name: str, src: str):
-    if _CACHED_IMPORT not in src:
-        raise OSError(f"gpupromote: cannot write the kernel module {name}.py, and the generated source has no "
-                      f"{_CACHED_IMPORT!r} to compile it in memory instead")
-    filename = f"<gpupromote kernel {name} (in memory)>"
-    text = src.replace(_CACHED_IMPORT, "from numba import njit as cached_njit")
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)   # tracebacks show the code
-    mod = _pytypes.ModuleType(name)
-    mod.__file__ = filename
-    mod.__gp_in_memory__ = True
-    exec(compile(text, filename, "exec"), mod.__dict__)
-    return mod
-
-
-def _module_file(name: str, src: str) -> Path | None:
-    """Where the kernel module ``name`` lives: the first folder of READ_DIRS holding an intact copy;
-    else it is written (again) to WRITE_DIR; None when it cannot be written there (the caller then
-    compiles it in memory; one CacheWarning says why)."""
-    for folder in READ_DIRS:
-        path = folder / f"{name}.py"
-        try:
-            with open(path, encoding="utf-8") as f:
-                on_disk = f.read()
-        except FileNotFoundError:
-            continue
-        except IsADirectoryError:
-            continue   # not a damaged file: the write below fails and says so
-        except (OSError, UnicodeDecodeError) as exc:
-            drop_damaged(path, exc)
-            continue
-        if on_disk == src:
-            return path
-        drop_damaged(path, f"{len(on_disk)} characters where the generated module has {len(src)}, "
-                           "or other text")
-    path = WRITE_DIR / f"{name}.py"
-    if WRITE_DIR != KERNEL_DIR:
-        warn_once(("unwritable", str(KERNEL_DIR)),
-                  f"gpupromote: the kernel cache {KERNEL_DIR} cannot be written; it is read, and new kernels "
-                  f"are cached in {WRITE_DIR}")
-    # a concurrent writer writes the same text, and the rename is atomic: any winner is right
-    failure = write_error(path, src)
-    if failure is None:
-        return path
-    # the key Numba's own failed saves into WRITE_DIR warn under (cache.py): one warning for both
-    warn_once(("unwritable", str(WRITE_DIR)),
-              f"gpupromote: cannot write the kernel cache in {WRITE_DIR}: {why_unwritable(failure)}; kernels "
-              f"that are not cached yet are compiled in memory and kept for this process only (a later process "
-              f"writes the cache again once it can)", at_caller=True)
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,7 +77,7 @@ class _Compiled:
     def __init__(self, kernel: ir.Kernel):
         self.kernel = kernel
         self.source = source(kernel)
-        self.module = _load_module(self.source)
+        self.module = load_module(self.source)
         self.flat = self.module.flat
         self._strided = {}
         self.arrays = kernel.arrays
@@ -286,6 +163,17 @@ class _Compiled:
             for i in self.arrays:
                 args[i] = args[i].reshape(1)
             return _launch(self, self.flat, args, o.reshape(1), tail, context)
+        if o.ndim == 2 and not self.nflags:
+            lean = _lean_map_operands(arrays, o)
+            if lean is not None:
+                # (M, K) rows with (M, 1) / (1, K) / (K,) operands: the row map, its operands
+                # classified from their shapes (np.broadcast_to and _coalesce cost ~10 us a call)
+                kinds, reads = lean
+                kargs = list(args)
+                full = iter(zip(kinds, reads))
+                for i in self.arrays:
+                    kargs[i] = next(full)[1]
+                return _run_map_kinds(self.kernel, tuple(_operand_kinds(self.kernel, self.arrays, kinds)), kargs, o)
         ins = [np.broadcast_to(a, shape) for a in arrays]
         ins, o = _coalesce(ins, o)
         for i, a in zip(self.arrays, ins):
@@ -312,6 +200,38 @@ class _Compiled:
             raise no_kernel(self.kernel, context, exc) from None
         index = args[self._tables.position].view(np.uint8 if self.table_bits == 8 else np.uint16)
         return _launch(self, functools.partial(_tables.gather, table), [index], out, (), context)
+
+
+def _lean_map_operands(arrays, out):
+    """(kinds, what the row map reads) of the arrays of a 2-d call whose output is C-contiguous
+    (M, K), K >= 2, when each is such rows ("full", C-contiguous), one value per row ((M, 1):
+    "row", read as its column) or one row for all ((1, K) or (K,), unit stride: "col") and one at
+    least is not full: what _rows_and_columns accepts after broadcasting, found without it. None
+    otherwise (the general route decides)."""
+    M, K = out.shape
+    if K < 2 or not out.flags.c_contiguous:
+        return None
+    kinds, reads = [], []
+    for a in arrays:
+        shape = a.shape
+        if shape == (M, K) and a.flags.c_contiguous:
+            kinds.append("full")
+            reads.append(a)
+        elif shape == (M, 1):
+            kinds.append("row")
+            reads.append(a[:, 0])
+        elif (shape == (1, K) or shape == (K,)) and a.strides[-1] == a.itemsize:
+            kinds.append("col")
+            reads.append(a.reshape(K))
+        else:
+            return None
+    return (kinds, reads) if any(k != "full" for k in kinds) else None
+
+
+def _operand_kinds(kernel, arrays, kinds):
+    """The row map's kind of every parameter: the arrays' ``kinds`` in order, "scalar" for folded ones."""
+    by_index = dict(zip(arrays, kinds))
+    return [by_index.get(p.index, "scalar") if not p.folded else "scalar" for p in kernel.params]
 
 
 def _rows_and_columns(ins, out) -> bool:
@@ -455,7 +375,14 @@ def run_map(kernel: ir.Kernel, args, out, inplace: int | None = None):
         kind = _map_kind(a, M, K)
         kinds.append(kind)
         kargs.append(a[:, 0] if kind == "row" else a[0] if kind == "col" else a)
-    key = (kernel, tuple(kinds), inplace)
+    return _run_map_kinds(kernel, tuple(kinds), kargs, out, inplace)
+
+
+def _run_map_kinds(kernel: ir.Kernel, kinds: tuple, kargs, out, inplace: int | None = None):
+    """run_map's work once each operand's kind is known: ``kargs`` as the row map reads them (full
+    operands (M, K), row ones (M,), column ones (K,), in their storage dtype; folded scalars)."""
+    M, K = out.shape
+    key = (kernel, kinds, inplace)
     mod = _maps.get(key)
     if mod is None:
         with _maps_lock:

@@ -33,7 +33,7 @@ from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identi
 from . import tables as _tables
 from . import threads as _threads
 from .cache import cached_cfunc
-from .kernels import load_module as _load_module
+from .modules import load_module as _load_module
 from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
