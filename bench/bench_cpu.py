@@ -17,6 +17,8 @@ speed ratio; rows that move a known number of bytes carry it (``extra_info["byte
   (hypot), where the memory does not bound the speed-up;
 * ``dispatch: ...``: 1-element calls, everything but the arithmetic (goal >= 0.8x np.add), and the
   same with all cores allowed against one thread (the same code runs: no slower);
+* ``small call: ...``: a gp.Array operator and a broadcast row op of 1024 elements, beside NumPy's
+  call on ndarrays (no goal: what the general route costs where the compiled dispatcher declines);
 * compile and load: a kernel's native entry point compiled cold (<= 100 ms), loaded from the disk
   cache (<= 5 ms), also in a fresh process.
 
@@ -257,6 +259,35 @@ def test_gpupromote_dispatch_one_thread(benchmark, group):
     benchmark.group = group.replace("dispatch:", "dispatch, all cores:")
     benchmark.extra_info.update(impl="1 thread", threads=1)
     benchmark(lambda: gp.add(a, b))
+
+
+# --- small calls off the 1-d fast path: a gp.Array's, a broadcast's -------------------------------
+_ROW, _ONE_PER_ROW = np.ones((1, 1024), np.float32), np.ones((1, 1), np.float32)
+_ARR_A, _ARR_B = gp.asarray(np.ones(1024, np.float32)), gp.asarray(np.ones(1024, np.float32))
+SMALL_CALLS = {  # group -> (gp's call, NumPy's call on the same data as ndarrays)
+    "small call: gp.Array float32[1024] + gp.Array float32[1024]":
+        (lambda: _ARR_A + _ARR_B, lambda: np.add(_ARR_A.storage, _ARR_B.storage)),
+    "small call: float32[1,1024] - float32[1,1] (broadcast)":
+        (lambda: gp.subtract(_ROW, _ONE_PER_ROW), lambda: np.subtract(_ROW, _ONE_PER_ROW)),
+}
+
+
+@_WARM
+@pytest.mark.parametrize("group", SMALL_CALLS)
+def test_gpupromote_small_call(benchmark, group):
+    call = SMALL_CALLS[group][0]
+    call()
+    benchmark.group = group
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark(call)
+
+
+@_WARM
+@pytest.mark.parametrize("group", SMALL_CALLS)
+def test_numpy_small_call(benchmark, group):
+    benchmark.group = group
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark(SMALL_CALLS[group][1])
 
 
 # --- compile and load ---------------------------------------------------------------------------

@@ -9,7 +9,8 @@ Rows:
     kernel reading x and y once, against np.sum(x * y) and torch.sum(x * y).
   * ``softmax rows 4096x1024 float32``: softmax over the last axis written with gp functions inside
     gp.fuse (three kernels; the sum's kernel keeps exp(x - max), which the last one divides in
-    place), against the same in eager NumPy and torch.softmax(x, dim=-1).
+    place), against the same in eager NumPy and torch.softmax(x, dim=-1); ``softmax rows 16x1024``
+    the same fused function on a small array, which runs as its eager calls (docs/fuse.md; no goal).
   * ``layer norm rows 4096x1024 float32``: layer norm over the last axis (mean, mean of squared
     deviations, the normalized affine result) inside gp.fuse, against the same in eager NumPy and
     torch.nn.functional.layer_norm. No goal: the issue names softmax; this row shows the other
@@ -159,6 +160,32 @@ def test_torch_softmax(benchmark):
     benchmark.group = _SOFTMAX
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(lambda: torch.softmax(t, dim=-1), **_ROUNDS)
+
+
+_SMALL_SOFTMAX = "softmax rows 16x1024 float32 (a small call: runs as the eager calls)"
+_SMALL_ROWS = ROWS[:16].copy()
+
+
+def test_gpupromote_softmax_small(benchmark):
+    fused = softmax(_SMALL_ROWS)
+    assert fused.tobytes() == _softmax(gp.asarray(_SMALL_ROWS)).numpy().tobytes()
+    benchmark.group = _SMALL_SOFTMAX
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark(softmax, _SMALL_ROWS)
+
+
+def test_numpy_softmax_small(benchmark):
+    benchmark.group = _SMALL_SOFTMAX
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark(_softmax_numpy, _SMALL_ROWS)
+
+
+def test_torch_softmax_small(benchmark):
+    torch = torch_one_thread()
+    t = torch.from_numpy(_SMALL_ROWS)
+    benchmark.group = _SMALL_SOFTMAX
+    benchmark.extra_info["impl"] = "torch"
+    benchmark(lambda: torch.softmax(t, dim=-1))
 
 
 # --- one small call ---------------------------------------------------------------------------------
