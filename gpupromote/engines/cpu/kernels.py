@@ -22,7 +22,7 @@ from . import threads as _cpu_threads
 from .cache import cached_cfunc
 from .modules import load_lock as _load_lock, load_module
 from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, as_kernel,
-                     lower_lines as _lower, source, storage_view, store_text as _store_text)
+                     lower_lines as _lower, vector_width_lines, source, storage_view, store_text as _store_text)
 
 __all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module", "map_source", "run_map"]
 
@@ -343,7 +343,7 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
         # why: the row's loop is a function of its own. Inside the loop over rows, LLVM's register
         # allocator reloaded a math function's constants on every vector iteration (exp(x - max)
         # rows: 2.95 -> 2.67 ms for 4096 x 1024 float32)
-        "", "", "@_jit", f"def row({args}, out, m):",
+        "", "", "@_jit", f"def row({args}, out, m):", *vector_width_lines(kernel),
         "    for k in range(out.shape[1]):",
         *(line[4:] for line in lines),
         f"        {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store_text(names[src], src.dtype, kernel.out)}",

@@ -15,12 +15,13 @@ from ...kernel import ir
 from ...kernel.math import _library  # noqa: F401 - fills the registry is_straight reads
 from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
+from .tables import calls_math
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
-           "HELPER_IMPORTS", "lower_lines", "store_text"]
+           "HELPER_IMPORTS", "lower_lines", "store_text", "vector_width_lines"]
 
-GENERATOR_VERSION = 8   # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 9   # part of every generated source: bump it to regenerate all kernels
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -147,7 +148,8 @@ def let_lines(names, steps, indent: str) -> list[str]:
 
 # what every generated module imports: the helpers its statements call, the inlined math's names
 HELPER_IMPORTS = [f"from gpupromote.engines.cpu.{m} import *  # noqa: F401,F403"
-                  for m in ("helpers", "elementwise", "owned_math", "unary", "casts", "inline_math")]
+                  for m in ("helpers", "elementwise", "owned_math", "unary", "casts", "inline_math")] + [
+                  "from gpupromote.engines.cpu.intrinsics import prefer_256_bit  # noqa: F401"]
 
 
 def _param_names(kernel):
@@ -232,10 +234,18 @@ def _flag_lines(kernel, where: str) -> list[str]:
     return [line for k in range(len(kernel.checks)) for line in (f"    if c{k}:", f"        flags[{k}] = 1")]
 
 
+def vector_width_lines(kernel) -> list[str]:
+    """The first statement of a generated function over ``kernel``'s elements: 256-bit vectors
+    (intrinsics.prefer_256_bit) for plain arithmetic, which is memory-bound; none for a kernel
+    that calls the math library, whose double-precision paths use the 512-bit registers."""
+    return [] if calls_math(kernel) else ["    prefer_256_bit()"]
+
+
 def source(kernel) -> str:
     """The generated Python/Numba source of an ir.Kernel (or of a Plan's one-node kernel): print
     it to read or debug a kernel."""
     kernel = as_kernel(kernel)
+    first = vector_width_lines(kernel)
     params = ", ".join(_param_names(kernel) + ["out"] + (["flags"] if kernel.checks else []))
     listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
     lines = [
@@ -255,6 +265,7 @@ def source(kernel) -> str:
         "",
         "@_jit",
         f"def flat({params}):",
+        *first,
         *_flag_lines(kernel, "before"),
         "    for i in range(out.shape[0]):",
         *_body(kernel, "i", "        "),
@@ -263,7 +274,7 @@ def source(kernel) -> str:
     for nd in range(1, MAX_STRIDED_NDIM + 1):
         idx = ", ".join(f"i{d}" for d in range(nd))
         # Not decorated here: _Compiled.strided() jits it on first use (a cheaper module import).
-        lines += ["", "", f"def strided{nd}({params}):", *_flag_lines(kernel, "before")]
+        lines += ["", "", f"def strided{nd}({params}):", *first, *_flag_lines(kernel, "before")]
         for d in range(nd):
             lines.append(f"{'    ' * (d + 1)}for i{d} in range(out.shape[{d}]):")
         lines += _body(kernel, idx, "    " * (nd + 1))
@@ -327,7 +338,7 @@ def _native_lines(kernel) -> list[str]:
     # instead of ~100); strided and broadcast layouts take the Python path and its strided kernels.
     params = kernel.params
     nout = len(params)
-    lines = ["", "", "def native(data, n):"]
+    lines = ["", "", "def native(data, n):", *vector_width_lines(kernel)]
     for p in params:
         if p.folded:
             carrier = "np.float32" if p.dtype.is_narrow_float else _np(p.dtype)
