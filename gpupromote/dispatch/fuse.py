@@ -66,7 +66,7 @@ from .operands import is_dask, lazy, native, storage_of, wants_gp_array
 from ..promotion.resolve import explain_resolution
 from .traced import Traced
 from .fuse_trace import PY_SCALARS, Tracer, is_host, rank_of, show_operand
-from .fuse_stages import StagedFunction, run_staged
+from .fuse_stages import StagedFunction, check_one_result, run_staged
 from . import sanitize as _sanitize
 
 __all__ = ["fuse", "Fused", "Traced", "FuseError"]
@@ -110,7 +110,7 @@ class Fused:
                 # the eager calls, which the stages equal bit for bit: on small arrays they are
                 # faster than the stages' staging (softmax of 16 x 1024: 62 us, 145 staged)
                 with use_policy(name):
-                    return _unwrapped(self.fn(*_as_gp_arrays(args)), args)
+                    return _unwrapped(check_one_result(self.fn, self.fn(*_as_gp_arrays(args))), args)
             return run_staged(self, name, args, out)
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)

@@ -40,7 +40,7 @@ from . import sanitize as _sanitize
 from .operands import storage_of
 from ..engines.cpu.pool import alloc
 
-__all__ = ["StagedFunction", "Staged", "run_staged"]
+__all__ = ["StagedFunction", "Staged", "run_staged", "check_one_result"]
 
 _PY_SCALARS = (bool, int, float, complex)
 _FUSED_MAPS = ("sum", "prod", "max", "min", "any", "all", "mean")
@@ -438,15 +438,21 @@ def _rows_map(recorder, fn, leaves):
     return result
 
 
+def check_one_result(fn, result):
+    """``result``, or the FuseError of a function returning several (as the one-kernel trace refuses
+    them): the stages and gp.fuse's eager run of small calls (fuse.py) answer alike."""
+    if isinstance(result, (tuple, list, dict)):
+        raise FuseError(f"gp.fuse: {getattr(fn, '__name__', 'fn')} must return one array, not a "
+                        f"{type(result).__name__}: fuse each output separately")
+    return result
+
+
 def run_staged(fused, policy, args, out):
     """``fused.fn(*args)`` as stages (the module docstring), under ``policy``, into ``out``."""
     recorder = _Recorder(policy, fused)
     staged = [Staged(recorder, ("leaf", a)) if not isinstance(a, _PY_SCALARS) else a for a in args]
     with use_policy(policy):
-        result = fused.fn(*staged)
-        if isinstance(result, (tuple, list, dict)):   # (as the one-kernel trace refuses them)
-            raise FuseError(f"gp.fuse: {getattr(fused.fn, '__name__', 'fn')} must return one array, not a "
-                            f"{type(result).__name__}: fuse each output separately")
+        result = check_one_result(fused.fn, fused.fn(*staged))
         if isinstance(result, Staged):
             _settle(result)
     if isinstance(result, Staged) and result._expr[0] != "leaf":

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
+from gpupromote.core.errors import FuseError
 from gpupromote.dispatch import fuse, fuse_stages, fuse_trace
 
 pytestmark = pytest.mark.staged_eager   # (tests/conftest.py: keep the small calls eager here)
@@ -103,3 +104,11 @@ def test_the_stage_functions_are_still_built_by_large_calls(monkeypatch):
     got = gp.fuse(dot)(X)
     assert seen == ["sum"]
     assert np.asarray(got).tobytes() == np.asarray(gp.sum(gp.multiply(X, X))).tobytes()
+
+
+@pytest.mark.parametrize("limit", [fuse.STAGED_EAGER_MAX, -1], ids=["small-eager", "staged"])
+def test_several_results_are_refused_on_both_routes(monkeypatch, limit):
+    monkeypatch.setattr(fuse, "STAGED_EAGER_MAX", limit)
+    F = gp.fuse(lambda x: (gp.sum(x), x * 2))
+    with pytest.raises(FuseError, match="must return one array, not a tuple"):
+        F(X)
