@@ -1,10 +1,11 @@
-"""The CPU engine's compiled kernels: each ir.Kernel's generated module (filed on disk and imported
-by modules.py), its entry points compiled on first use (``_Compiled``: flat, strided, native), and calls on
-arrays of any layout launched, over threads where they are long (``_cpu_threads``).
+"""The CPU engine's compiled kernels: each ir.Kernel's generated module (filed on disk and
+imported by modules.py), its entry points compiled on first use (``_Compiled``: flat, strided,
+native), and calls on arrays of any layout launched, over threads where they are long
+(``_cpu_threads``); 2-d calls with broadcast rows or columns as the row map (``run_map``).
 
-Apart from the generator (``_numba_source``, text only) and from the backend object
-(``cpu_numba``): this is what turns source into machine code and runs it, with the in-memory
-cache (``kernel_for``) and the disk cache's files (``_numba_cache``).
+Apart from the generator (source.py, text only), the module files (modules.py) and the backend
+object (engine.py): this is what turns source into machine code and runs it, with the in-memory
+cache (``kernel_for``).
 """
 from __future__ import annotations
 
