@@ -179,9 +179,7 @@ class Fused:
                     # stages at once (tracing up to the reduction again took half of a small call)
                     if call:
                         tracer.raise_in_order(args)
-                    if len(self._traces) >= _MAX_TRACES:
-                        self._traces.pop(next(iter(self._traces)))
-                    self._traces[key] = _StagedTrace(tracer)
+                    self._file_trace(key, _StagedTrace(tracer))
                     raise
                 except Exception:
                     # Eager raises this too, unless a data check of an earlier step raises first:
@@ -189,11 +187,15 @@ class Fused:
                     if call:
                         tracer.raise_in_order(args)
                     raise
-                if len(self._traces) >= _MAX_TRACES:
-                    self._traces.pop(next(iter(self._traces)))
                 # the first trace of a key is the ordinary one; a value that needs another plan gets its own
-                self._traces[key if key not in self._traces else values_key] = trace
+                self._file_trace(key if key not in self._traces else values_key, trace)
         return trace
+
+    def _file_trace(self, key, trace):
+        """Keep ``trace`` under ``key``, the oldest trace dropped past _MAX_TRACES."""
+        if len(self._traces) >= _MAX_TRACES:
+            self._traces.pop(next(iter(self._traces)))
+        self._traces[key] = trace
 
     def _captured(self):
         """What ``fn`` reads from outside its arguments and the trace must follow (the module

@@ -13,7 +13,7 @@ from .array import Array
 from .operands import SCALAR_TYPES
 from ..promotion.policies import get_policy
 
-__all__ = ["host_storages", "forms_agree"]
+__all__ = ["host_storages", "forms_agree", "as_host_array"]
 
 _ndarray = np.ndarray
 
@@ -51,3 +51,9 @@ def host_storages(args, scalars=True):
         else:
             return None
     return out if found else None
+
+
+def as_host_array(result):
+    """The result of a call made on the storages, as the call on the Arrays returns it: a numpy
+    array wrapped as an Array (its dtype is its storage's: eager.wrap_result's case for host results)."""
+    return Array(result) if type(result) is _ndarray else result

@@ -28,7 +28,7 @@ from ..promotion.limits import INT_RANGES
 from ..core.ops import ALIASES, OPS, UNARY_OPS
 from .array import Array
 from .astype import make_astype
-from .host_arrays import forms_agree, host_storages
+from .host_arrays import as_host_array, forms_agree, host_storages
 from .operands import SCALAR_TYPES, is_dask, is_device, lazy
 from ..promotion.policies import get_policy
 from ..promotion.rules import CLIPS
@@ -44,13 +44,11 @@ def call(op: str, args, policy=None, out=None, form=Form.FUNCTION):
     them, else the eager call (dispatch.call). ``form``: the function (gp.<op>) or an operator."""
     if (out is not None and is_dask(out)) or any(is_dask(x) for x in args):
         return lazy("call")(op, args, policy, out, form)   # a lazy dask graph, one eager call per block
-    if out is None and not _sanitize.active_anywhere[0]:
+    if out is None and not _sanitize.active_anywhere[0] and any(type(x) is Array for x in args):
         storages = host_storages(args, form == Form.FUNCTION or forms_agree(op, policy))
-        if storages is not None:
-            fn = OP_FUNCTIONS.get(op)
-            if fn is not None:
-                result = fn(*storages, policy=policy)
-                return Array(result) if type(result) is _ndarray else result
+        fn = OP_FUNCTIONS.get(op) if storages is not None else None
+        if fn is not None:
+            return as_host_array(fn(*storages, policy=policy))
     if _fastpath is not None:
         _bind_device_arrays(args, out)
     return _eager_call(op, args, policy, out, form)

@@ -25,7 +25,7 @@ from . import foreign as interop
 from .api import CURRENT_POLICY, plan_for, spec
 from .array import Array
 from .operands import is_dask, is_device, lazy, native, storage_of, wants_gp_array
-from .host_arrays import host_storages
+from .host_arrays import as_host_array, host_storages
 from .opfunctions import compiled_reduction, reduce_entry
 from ..promotion.policies import get_policy
 
@@ -94,7 +94,7 @@ def reduce(op: str, x, axis=None, keepdims=False, dtype=None, ddof=None, out=Non
         if runner is _UNSET:
             runner = _fast[key] = _fast_runner(op, s, axis, keepdims, name)
         if runner is not None:
-            return runner(s) if s is x else Array(runner(s))
+            return runner(s) if s is x else as_host_array(runner(s))
     arr, xdt = _operand(x)
     plan = reduction_plan(op, xdt, arr.ndim, dtype, name)
     if is_device(arr):

@@ -169,12 +169,10 @@ class _Compiled:
             if lean is not None:
                 # (M, K) rows with (M, 1) / (1, K) / (K,) operands: the row map, its operands
                 # classified from their shapes (np.broadcast_to and _coalesce cost ~10 us a call)
-                kinds, reads = lean
-                kargs = list(args)
-                full = iter(zip(kinds, reads))
-                for i in self.arrays:
-                    kargs[i] = next(full)[1]
-                return _run_map_kinds(self.kernel, tuple(_operand_kinds(self.kernel, self.arrays, kinds)), kargs, o)
+                kargs, kinds = list(args), ["scalar"] * len(args)
+                for i, kind, read in zip(self.arrays, *lean):
+                    kargs[i], kinds[i] = read, kind
+                return _run_map_kinds(self.kernel, tuple(kinds), kargs, o)
         ins = [np.broadcast_to(a, shape) for a in arrays]
         ins, o = _coalesce(ins, o)
         for i, a in zip(self.arrays, ins):
@@ -227,12 +225,6 @@ def _lean_map_operands(arrays, out):
         else:
             return None
     return (kinds, reads) if any(k != "full" for k in kinds) else None
-
-
-def _operand_kinds(kernel, arrays, kinds):
-    """The row map's kind of every parameter: the arrays' ``kinds`` in order, "scalar" for folded ones."""
-    by_index = dict(zip(arrays, kinds))
-    return [by_index.get(p.index, "scalar") if not p.folded else "scalar" for p in kernel.params]
 
 
 def _rows_and_columns(ins, out) -> bool:
@@ -329,7 +321,7 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
             return f"s{p.index}"
         e = f"x{p.index}" if kinds[p.index] == "row" else f"x{p.index}{_KIND_INDEX[kinds[p.index]]}"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
-    names, lines, direct = _lower(kernel, param, "            ")
+    names, lines, direct = _lower(kernel, param, "        ")
     src = direct if direct is not None else kernel.value
     listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
     return "\n".join([
@@ -346,7 +338,7 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
         # rows: 2.95 -> 2.67 ms for 4096 x 1024 float32)
         "", "", "@_jit", f"def row({args}, out, m):", *vector_width_lines(kernel),
         "    for k in range(out.shape[1]):",
-        *(line[4:] for line in lines),
+        *lines,
         f"        {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store_text(names[src], src.dtype, kernel.out)}",
         "", "", "@_jit", f"def apply({args}, out, m0, m1):",
         "    for m in range(m0, m1):",
