@@ -19,6 +19,8 @@ speed ratio; rows that move a known number of bytes carry it (``extra_info["byte
   same with all cores allowed against one thread (the same code runs: no slower);
 * ``small call: ...``: a gp.Array operator and a broadcast row op of 1024 elements, beside NumPy's
   call on ndarrays (no goal: what the general route costs where the compiled dispatcher declines);
+* ``out= another dtype: ...``: float32 + float32 written into a float16 out= (no goal: the cast is
+  the kernel's, where it was a temporary and a NumPy cast after it);
 * compile and load: a kernel's native entry point compiled cold (<= 100 ms), loaded from the disk
   cache (<= 5 ms), also in a fresh process.
 
@@ -288,6 +290,30 @@ def test_numpy_small_call(benchmark, group):
     benchmark.group = group
     benchmark.extra_info["impl"] = "numpy"
     benchmark(SMALL_CALLS[group][1])
+
+
+# --- out= of another dtype than the result's: the cast in the kernel (ir.stored_as) ---------------
+_F16_OUT = np.empty(N, np.float16)
+OUT_CASTS = {  # group -> operands (float32 + float32 is float32, written into float16)
+    "out= another dtype: N=1e7 float32+float32 into float16": (_F32, _G32),
+}
+
+
+@pytest.mark.parametrize("group", OUT_CASTS)
+def test_gpupromote_out_cast(benchmark, group):
+    a, b = OUT_CASTS[group]
+    assert gp.add(a, b, out=_F16_OUT) is _F16_OUT
+    benchmark.group = group
+    benchmark.extra_info.update(impl="gpupromote", bytes=a.nbytes + b.nbytes + _F16_OUT.nbytes)
+    benchmark.pedantic(lambda: gp.add(a, b, out=_F16_OUT), rounds=15, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("group", OUT_CASTS)
+def test_numpy_out_cast(benchmark, group):
+    a, b = OUT_CASTS[group]
+    benchmark.group = group
+    benchmark.extra_info.update(impl="numpy", bytes=a.nbytes + b.nbytes + _F16_OUT.nbytes)
+    benchmark.pedantic(lambda: np.add(a, b, out=_F16_OUT), rounds=15, warmup_rounds=1)
 
 
 # --- compile and load ---------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from .folding import cast_array, fold_operand
 from .operands import (broadcast_shapes, check_operand, is_device, native, overlaps, same_array, shape_error,
                        storage_of, wants_gp_array)
 from ..core.kinds import Form
+from ..kernel import ir
 from ..core.ops import ALIASES
 from ..promotion.policies import get_policy
 from ..promotion.store import check_store
@@ -188,14 +189,18 @@ def check_cpu_dtypes(plan):
                             f"CPU kernel; cast to {D.dtype('complex64').name} first, or run on a CUDA device")
 
 
-def run_into_out(plan, backend, kargs, shape, out, args, run=None):
+def run_into_out(plan, backend, kargs, shape, out, args, run=None, run_cast=None):
     """Evaluate into ``out`` under the framework's out= rules for ``plan``'s result. ``run(target)``
     evaluates into an array of plan.result's storage, broadcast to its shape (default: ``plan``'s
     kernel on ``kargs``); gp.fuse passes its chain and, as ``kargs``, the arrays it reads (which
-    ``out`` must not clobber; plan.folded then describes the last op only and is not used)."""
+    ``out`` must not clobber; plan.folded then describes the last op only and is not used).
+    ``run_cast(target, dtype)``: what ``run`` does with the result cast to ``dtype`` in the same pass
+    (default: with ``run``'s, ``plan``'s kernel stored as ``dtype``), for an out= of another dtype."""
     if run is None:
         arrays = [a for a, f in zip(kargs, plan.folded) if not f]
         run = lambda target: backend.run(plan, kargs, target)  # noqa: E731
+        run_cast = lambda target, dtype: backend.run_kernel(  # noqa: E731
+            ir.stored_as(ir.from_plan(plan), dtype), kargs, target, None, plan)
     else:
         arrays = list(kargs)
     target = storage_of(out)
@@ -219,9 +224,13 @@ def run_into_out(plan, backend, kargs, shape, out, args, run=None):
     native = getattr(target.dtype, "isnative", True)
     if out_dtype is plan.result and not clobbers and native:
         run(target)
+    elif run_cast is not None and not clobbers and native and target.dtype == out_dtype.numpy:
+        # out has another dtype: the result cast into it as backend.copyto casts (ir.Cast is
+        # astype's conversion on both engines), by the kernel itself instead of a second pass
+        run_cast(target, out_dtype)
     else:
-        # Note: a temporary when out has another dtype (computed in the result dtype, then cast,
-        # as the frameworks do), the other byte order (NumPy writes '>f4' outputs by value), or
+        # Note: a temporary when out has another dtype and no run_cast (the sanitizer's runs; a
+        # storage of bit patterns), the other byte order (NumPy writes '>f4' outputs by value), or
         # overlaps an input other than element for element.
         tmp = backend.empty(target.shape, plan.result)
         run(tmp)

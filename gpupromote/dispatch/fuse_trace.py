@@ -493,4 +493,6 @@ class _Trace:
                 return wrap_result(result, self.result_dtype, args, backend)
             return run_into_out(last, backend, [result], shape, out, args,
                                  run=lambda target: backend.copyto(target, result))
-        return run_into_out(last, backend, arrays, shape, out, args, run=launch)
+        return run_into_out(last, backend, arrays, shape, out, args, run=launch,
+                            run_cast=lambda target, dtype: backend.run_kernel(
+                                ir.stored_as(self.kernel, dtype), kargs, target, None, last))

@@ -33,7 +33,7 @@ from ..core import dtypes as D
 from ..core.ops import op_named
 
 __all__ = ["Param", "Const", "Cast", "Apply", "Check", "Kernel", "direct_store", "param", "const", "cast", "apply",
-           "read", "op_node", "from_plan", "cast_kernel", "exact_in", "rounds_inputs_through", "carrier", "lower"]
+           "read", "op_node", "from_plan", "stored_as", "cast_kernel", "exact_in", "rounds_inputs_through", "carrier", "lower"]
 
 
 class _Node:
@@ -360,6 +360,22 @@ def from_plan(plan) -> Kernel:
             args.append(read(p, target, None if plan.op == "where" and i == 0 else via))
         params.append(p)
     k = _from_plan[key] = Kernel(params, op_node(plan, args), label=plan.op)
+    return k
+
+
+_stored_as: dict = {}
+caches.register(_stored_as.clear)
+
+
+def stored_as(kernel: Kernel, dtype) -> Kernel:
+    """``kernel`` with its value cast to ``dtype`` as astype casts it, in the same pass: an out=
+    array of another dtype than the result's (the frameworks compute in the result dtype, then
+    cast into out; this is that, without the temporary). Cached per (kernel, dtype)."""
+    dtype = D.dtype(dtype)
+    k = _stored_as.get((kernel, dtype))
+    if k is None:
+        k = _stored_as[kernel, dtype] = Kernel(kernel.params, cast(kernel.value, dtype), kernel.checks,
+                                               label=f"{kernel.label} into {dtype.name}")
     return k
 
 

@@ -247,3 +247,22 @@ def test_more_than_2_31_elements(host):
     r = gp.add(a[::-1], np.uint8(2), policy="numpy")      # negative stride: the strided 64-bit kernel
     assert host.launches[-1][0].endswith("_s1_64")
     assert np.array_equal(r._a[:4099], (tail + 2)[::-1]) and not np.any(r._a[4099:] != 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# out= of another dtype: the kernel stores the cast result itself (ir.stored_as), one launch
+
+OUT_CASTS = [("float32", "float16", "numpy", "add"), ("float64", "bfloat16", "numpy", "multiply"),
+             ("float16", "float64", "torch", "add"), ("int8", "int32", "numpy", "multiply"),
+             ("float16", "float16", "numpy", "sigmoid")]   # scipy's expit of float16 is float64
+
+
+@pytest.mark.parametrize("da, dout, policy, op", OUT_CASTS, ids=[f"{p}-{op}-{a}-into-{o}" for a, o, p, op in OUT_CASTS])
+def test_out_of_another_dtype_in_one_launch(host, da, dout, policy, op):
+    n = 1031
+    args = (values(da, n, 1),) if op == "sigmoid" else (values(da, n, 1), values(da, n, 2))
+    host_out, dev_out = np.empty(n, gp.dtype(dout).numpy), host.empty(n, gp.dtype(dout).numpy)
+    mark = len(host.launches)
+    check(host, op, args, tuple(to_device(a, host) for a in args), policy, host_out=host_out, dev_out=dev_out,
+          what=f"{policy} {op} {da} into {dout}")
+    assert len(host.launched_since(mark)) == 1, f"launched {host.launched_since(mark)}: the cast was a second pass"
