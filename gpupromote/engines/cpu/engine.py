@@ -46,7 +46,7 @@ from ...core import dtypes as D
 # count (GPUPROMOTE_NUM_THREADS), the pool's cap (GPUPROMOTE_CPU_POOL_MB)
 from .cache import CACHE_ROOT, KERNEL_DIR, WRITE_DIR, cache_tag
 from . import elementwise as _numba_elementwise, helpers as _numba_math  # noqa: F401  (register the helpers' overloads)
-from .source import kernel_key, source
+from .source import BUFFER_ELEMENTS, has_twins, kernel_key, source
 from .kernels import compile_stats, kernel_for, no_kernel
 from . import threads as _cpu_threads
 from .threads import flat_call, get_num_threads, num_threads, set_num_threads
@@ -237,12 +237,20 @@ class _CpuBackend:
     def native_max_n(plan):
         """The most elements the compiled dispatcher should run through ``native``; None: no limit.
         A tabulated kernel's longer calls are faster by table lookup on the Python path (tables.py)."""
-        first = kernel_for(plan).table_min
-        return None if first is None else first - 1
+        compiled = kernel_for(plan)
+        first = compiled.table_min
+        if first is not None:
+            return first - 1
+        # a kernel with fast twins runs them in flat's blocks only (source._twin_block_lines): longer
+        # calls take the Python path there
+        return TWIN_NATIVE_MAX if has_twins(compiled.kernel) else None
 
     alloc = staticmethod(alloc)
     pool_min_bytes = POOL_MIN_BYTES
 
+
+# the longest call the compiled dispatcher runs on a kernel with fast twins (native has none)
+TWIN_NATIVE_MAX = 4 * BUFFER_ELEMENTS
 
 BACKEND = _CpuBackend()
 # The thread count now, as when this engine was one module: a bad GPUPROMOTE_NUM_THREADS fails
