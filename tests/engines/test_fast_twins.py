@@ -1,5 +1,6 @@
-"""Math entry points with a fast twin (kernel/math/float32.FAST_TWINS: sin, cos and tan of float32,
-whose reduction reads a table only for |x| >= 2^24): the CPU engine's contiguous loops run each
+"""Math entry points with a fast twin (kernel/math/twins.FAST_TWINS: sin, cos and tan of float32,
+whose reduction reads a table only for |x| >= 2^24; float64 exp, exp2, sinh, cosh and sigmoid,
+straight-line away from subnormal results and the overflow edge): the CPU engine's contiguous loops run each
 block of BUFFER_ELEMENTS with the twin, and again with the entry point where a rare input was
 flagged (engines/cpu/source.py ``_twin_block_lines``; the compiled dispatcher's native entry, without
 twins, takes the short calls). Every element must be the entry point's result, wherever the rare
@@ -18,17 +19,25 @@ from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import engine, source as cpu_source
 from gpupromote.engines.cpu.source import BUFFER_ELEMENTS, has_twins
 from gpupromote.kernel import ir
-from gpupromote.kernel.math.float32 import FAST_TWINS
-from gpupromote.kernel.math.llvm_binding import intrinsic_for
+from gpupromote.kernel.math.twins import FAST_TWINS
+from gpupromote.kernel.math import numba_functions
 
-OPS = {"sin": "gpm_sin_f32", "cos": "gpm_cos_f32", "tan": "gpm_tan_f32"}
+# op -> (dtype, entry point, rare inputs, a base of ordinary ones)
+_F = numba_functions(flat=True)
+OPS = {
+    "sin": (np.float32, "gpm_sin_f32", [3e30, -16777216.0, 1e10, -2.5e38, 16777216.0, 7e25], 5.0),
+    "cos": (np.float32, "gpm_cos_f32", [3e30, -16777216.0, 1e10, -2.5e38, 16777216.0, 7e25], 5.0),
+    "tan": (np.float32, "gpm_tan_f32", [3e30, -16777216.0, 1e10, -2.5e38, 16777216.0, 7e25], 5.0),
+    "exp": (np.float64, "gpm_exp_f64", [800.0, -1000.0, np.nan, 708.5, -745.0, np.inf], 100.0),
+    "log": (np.float64, "gpm_log_f64", [-1.0, 0.0, np.inf, -0.0, np.nan, -np.inf], None),
+}
 B = BUFFER_ELEMENTS
 
 
 @functools.lru_cache(maxsize=None)
 def _entry_loop(name):
     """The entry point alone, element by element (no twin): the reference."""
-    f = intrinsic_for(name)
+    f = _F[name]
 
     @njit(error_model="numpy")
     def run(x, out):
@@ -38,23 +47,27 @@ def _entry_loop(name):
 
 
 def _want(op, x):
-    out = np.empty(x.shape, np.float32)
-    _entry_loop(OPS[op])(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    out = np.empty(x.shape, OPS[op][0])
+    _entry_loop(OPS[op][1])(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
     return out
 
 
 def _same(got, want):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
-    diff = np.nonzero(got.reshape(-1).view(np.uint32) != want.reshape(-1).view(np.uint32))[0]
+    bits = np.uint32 if got.dtype.itemsize == 4 else np.uint64
+    diff = np.nonzero(got.reshape(-1).view(bits) != want.reshape(-1).view(bits))[0]
     assert diff.size == 0, f"{diff.size} elements differ, first at {diff[:5]}"
 
 
-def _inputs(n, rare_at=(), seed=3):
-    x = (np.random.default_rng(seed).standard_normal(n) * 5).astype(np.float32)
-    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 16777215.0, -16777215.0][:n]
-    x[:len(specials)] = specials
-    for i, v in zip(rare_at, [3e30, -16777216.0, 1e10, -2.5e38, 16777216.0, 7e25]):
+def _inputs(n, rare_at=(), seed=3, op="sin"):
+    dtype, _, rare, scale = OPS[op]
+    x = np.random.default_rng(seed).standard_normal(n)
+    x = (np.abs(x) * 50 if scale is None else x * scale).astype(dtype)
+    if op in ("sin", "cos", "tan"):
+        specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 16777215.0, -16777215.0][:n]
+        x[:len(specials)] = specials
+    for i, v in zip(rare_at, rare):
         x[i] = v
     return x
 
@@ -67,14 +80,14 @@ LAYOUTS = {"none": (), "first block": (5,), "middle block": (3 * B + 17,), "last
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_blocks_give_the_entry_points_bits(op, layout):
-    x = _inputs(5 * B + 100, LAYOUTS[layout])
+    x = _inputs(5 * B + 100, LAYOUTS[layout], op=op)
     _same(getattr(gp, op)(x), _want(op, x))
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_in_place(op):
     # out is the input: a block's second pass must read the inputs, not the first pass's results
-    x = _inputs(3 * B + 7, (B + 3,))
+    x = _inputs(3 * B + 7, (B + 3,), op=op)
     want = _want(op, x)
     assert getattr(gp, op)(x, out=x) is x
     _same(x, want)
@@ -82,7 +95,7 @@ def test_in_place(op):
 
 @pytest.mark.parametrize("op", OPS)
 def test_strided_and_2d(op):
-    x = _inputs(4 * (2 * B + 9), (17, 3 * B))
+    x = _inputs(4 * (2 * B + 9), (17, 3 * B), op=op)
     _same(getattr(gp, op)(x[::2]), _want(op, x[::2]))
     grid = x.reshape(4, -1)
     _same(getattr(gp, op)(grid), _want(op, grid))
@@ -90,32 +103,38 @@ def test_strided_and_2d(op):
 
 def test_long_calls_leave_the_native_entry_for_the_blocks():
     # the compiled dispatcher's native entry has no twins: it takes the short calls only
-    plan = plan_for("sin", [np.ones(4, np.float32)], policy="numpy")
-    assert engine.BACKEND.native_max_n(plan) == engine.TWIN_NATIVE_MAX
+    for op, dtype in (("sin", np.float32), ("exp", np.float64)):
+        plan = plan_for(op, [np.ones(4, dtype)], policy="numpy")
+        assert engine.BACKEND.native_max_n(plan) == engine.TWIN_NATIVE_MAX
     assert engine.BACKEND.native_max_n(plan_for("exp", [np.ones(4, np.float32)], policy="numpy")) is None
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_small_calls_on_the_native_entry(op):
     for n in (1, 7, B - 1, B + 1):
-        x = _inputs(n, (n - 1,) if n > 7 else ())
+        x = _inputs(n, (n - 1,) if n > 7 else (), op=op)
         _same(getattr(gp, op)(x), _want(op, x))
 
 
-def test_threads_split_anywhere():
-    x = _inputs(40 * B + 333, (7, 20 * B + 1, 39 * B + 2))
-    want = _want("sin", x)
+@pytest.mark.parametrize("op", ["sin", "exp"])
+def test_threads_split_anywhere(op):
+    x = _inputs(40 * B + 333, (7, 20 * B + 1, 39 * B + 2), op=op)
+    want = _want(op, x)
     for threads in (1, 2, 3):
         with gp.num_threads(threads):
-            _same(gp.sin(x), want)
+            _same(getattr(gp, op)(x), want)
 
 
-def test_fused_chain_with_a_twin():
+def test_fused_chains_with_twins():
+    # the second pass recomputes the whole chain of the block; the reference is the entry points'
     x = _inputs(3 * B + 11, (2 * B,))
     y = np.float32(1.5)
     f = gp.fuse(lambda a: gp.sin(a * y) + gp.cos(a))
-    want = np.asarray(gp.add(gp.sin(gp.multiply(x, y)), gp.cos(x)))
-    _same(f(x), want)
+    _same(f(x), _want("sin", x * y) + _want("cos", x))
+    x = _inputs(3 * B + 11, (5, 2 * B + 1), op="exp")
+    softplus = gp.fuse(lambda a: gp.log(gp.exp(a) + 1.0))
+    with np.errstate(all="ignore"):
+        _same(softplus(x), _want("log", _want("exp", x) + 1.0))
 
 
 def test_which_kernels_have_twins():
@@ -123,8 +142,39 @@ def test_which_kernels_have_twins():
         return ir.from_plan(plan_for(op, list(args), policy="numpy"))
     f32, f64 = np.ones(4, np.float32), np.ones(4, np.float64)
     assert has_twins(kernel("sin", f32)) and has_twins(kernel("tan", f32))
-    assert not has_twins(kernel("sin", f64))        # the float64 path has no table gathers to skip
-    assert not has_twins(kernel("exp", f32))
+    assert has_twins(kernel("exp", f64)) and has_twins(kernel("sigmoid", f64))
+    assert not has_twins(kernel("log", f64))        # its entry point is straight-line: it vectorizes itself
+    assert not has_twins(kernel("sin", f64)) and not has_twins(kernel("exp", f32))
+    assert not has_twins(kernel("floor_divide", np.ones(4, np.int32), np.ones(4, np.int32)))
     text = cpu_source.source(kernel("cos", f32))
     twin, rare = FAST_TWINS["gpm_cos_f32"]
     assert f"_gpmi_{twin}(" in text and f"rare |= _gpmi_{rare}(" in text and "if rare:" in text
+    text = cpu_source.source(kernel("sigmoid", f64))
+    twin, rare = FAST_TWINS["gpm_sigmoid_f64"]
+    assert f"_gpmi_{twin}(" in text and f"rare |= _gpmi_{rare}(" in text and "gp_sigmoid(" in text
+
+
+def _float64_inputs(seed=13):
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 1 << 64, 3000, dtype=np.uint64).view(np.float64)
+    moderate = rng.standard_normal(3000) * 30
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, 5e-324, 2.2250738585072014e-308, 22.0, 40.0,
+                      708.0, 709.7, 710.0, 711.0, 745.0, 746.0, 1020.0, 1024.0, 1080.0, 1e-9, 3.7e-9, 1e-6, 1e-17, -1.0,
+                      -0.5, 1e300], np.float64)
+    edges = np.concatenate([edges, -edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+    return np.concatenate([edges, bits, moderate])
+
+
+FLOAT64_OPS = ["exp", "exp2", "log", "log2", "log10", "log1p", "sinh", "cosh", "tanh", "sigmoid"]
+
+
+@pytest.mark.parametrize("op", FLOAT64_OPS)
+def test_float64_kernels_give_the_entry_points_bits(op):
+    # the twins' blocks (exp ...) and the straight-line entry points written inline (log ...)
+    x = _float64_inputs()
+    want = np.empty_like(x)
+    _entry_loop(f"gpm_{op}_f64")(x, want)
+    with np.errstate(all="ignore"):
+        for got in (getattr(gp, op)(x), getattr(gp, op)(x[::-1])[::-1]):
+            bad = np.nonzero(np.asarray(got).view(np.uint64) != want.view(np.uint64))[0]
+            assert bad.size == 0, f"{op}: {bad.size} differ, e.g. at x = {x[bad[:4]]!r}"

@@ -14,7 +14,7 @@ from ...core import dtypes as D
 from ...kernel import ir
 from ...kernel.math import _library  # noqa: F401 - fills the registry is_straight reads
 from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
-from ...kernel.math.float32 import FAST_TWINS
+from ...kernel.math.twins import FAST_TWINS
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .tables import calls_math
 
@@ -115,9 +115,13 @@ def _inline_math(node, names):
     real = UNARY[helper][0] if helper in UNARY else BINARY.get(helper)
     if real is None:
         return None
+    operands = [names[a] for a in node.args]
+    if code is None and all(a.dtype is D.float64 for a in node.args):
+        # a float64 entry point written straight-line (log, tanh ...: the special values selected)
+        name = f"gpm_{real}_f64"
+        return f"{INTRINSIC_PREFIX}{name}({', '.join(operands)})" if is_straight(name) else None
     if any(a.dtype is not D.float32 for a in node.args):   # a narrow operand too: widened to float32 by a cast
         return None
-    operands = [names[a] for a in node.args]
     if code is None:
         name = f"gpm_{real}_f32"
         return f"{INTRINSIC_PREFIX}{name}({', '.join(operands)})" if is_straight(name) else None
@@ -131,26 +135,26 @@ def _inline_math(node, names):
     return f"{_NARROW[code][0]}({INTRINSIC_PREFIX}{NARROW_ROUNDING[code]}({wide}))"   # one rounding, then the float32 carrier
 
 
-def _twin_lines(math: str, indent: str):
-    """(the value's text, the rare flag's statement) of a math call with a fast twin (FAST_TWINS)
-    in a block's first pass; None for any other call."""
-    for entry, (twin, rare) in FAST_TWINS.items():
-        head = f"{INTRINSIC_PREFIX}{entry}("
-        if math.startswith(head):
-            operands = math[len(head):]
-            return f"{INTRINSIC_PREFIX}{twin}({operands}", f"{indent}rare |= {INTRINSIC_PREFIX}{rare}({operands}"
-    return None
+def _twin_of(node, names):
+    """(twin, rare, operands) for a math step whose entry point has a fast twin (twins.FAST_TWINS):
+    a float32 call of a straight-line entry point, or a float64 helper call; None otherwise."""
+    m = _MATH_CALL.fullmatch(node.expr) if isinstance(node, ir.Apply) else None
+    if m is None or m.group(2) is not None or m.group(1) not in UNARY:
+        return None
+    dtypes = {a.dtype for a in node.args}
+    suffix = "f32" if dtypes == {D.float32} else "f64" if dtypes == {D.float64} else None
+    pair = FAST_TWINS.get(f"gpm_{UNARY[m.group(1)][0]}_{suffix}")
+    return None if pair is None else (*pair, ", ".join(names[a] for a in node.args))
 
 
 def has_twins(kernel) -> bool:
     """Whether ``kernel`` calls a math entry point with a fast twin (and has no checks, whose flags
-    a twin's pass would set from values the second pass replaces): its contiguous loops then run
+    a twin's pass would set from values the second pass replaces): its contiguous loop then runs
     in blocks, the twins first (_twin_block_lines)."""
     if kernel.checks:
         return False
     names = {n: f"v{k}" for k, n in enumerate(kernel.steps())} | {p: f"x{p.index}" for p in kernel.params}
-    return any((m := _inline_math(n, names)) is not None and _twin_lines(m, "") is not None
-               for n in kernel.steps())
+    return any(_twin_of(n, names) is not None for n in kernel.steps())
 
 
 def let_lines(names, steps, indent: str, twins: bool = False) -> list[str]:
@@ -162,11 +166,13 @@ def let_lines(names, steps, indent: str, twins: bool = False) -> list[str]:
     (tests/engines/test_inline_math.py, tests/kernel/math/test_llvm_binding.py)."""
     lines = []
     for name, node, value in steps:
-        math = _inline_math(node, names)
-        twin = _twin_lines(math, indent) if twins and math is not None else None
+        twin = _twin_of(node, names) if twins else None
         if twin is not None:
-            math, rare = twin
-            lines.append(rare)
+            fast, rare, operands = twin
+            lines.append(f"{indent}rare |= {INTRINSIC_PREFIX}{rare}({operands})")
+            math = f"{INTRINSIC_PREFIX}{fast}({operands})"
+        else:
+            math = _inline_math(node, names)
         if math is not None:
             value = f"{_np(node.dtype)}({math})"
         lines.append(f"{indent}{name} = {value}")

@@ -162,16 +162,40 @@ def gpm_expm1_dd(x: f64) -> tuple[f64, f64]:
     return gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
 
 
+@helper
+def gpm_exp_rare_f64(x: f64) -> bool:
+    """Where gpm_exp_fast_f64 is not gpm_exp_f64: 708 < |x| <= 746 (subnormal results, the overflow edge)."""
+    return (fabs(x) > 708.0) & (fabs(x) <= 746.0)
+
+
+@helper
+def gpm_exp_core_f64(x: f64) -> f64:
+    """gpm_exp_f64 for |x| <= 708 (the core of gpm_exp_fast_f64): k = rint(x / ln 2) >= -1021 there,
+    so gpm_scale2_dd's normal branch, gpm_scale2(h + lo, k), is the one taken."""
+    h, lo, k = gpm_exp_kernel(x, 0.0)
+    return gpm_scale2(h + lo, k)
+
+
+@helper
+def gpm_exp_fast_f64(x: f64) -> f64:
+    """gpm_exp_f64 wherever gpm_exp_rare_f64 is false, straight-line (the fast twin): the
+    special values selected around the core."""
+    y = gpm_exp_core_f64(select(fabs(x) <= 708.0, x, 0.0))
+    return select(x != x, x, select(x > 710.0, INF, select(x < -746.0, 0.0, y)))
+
+
 @public
 def gpm_exp_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x > 710.0:
-        return INF
-    if x < -746.0:
-        return 0.0
-    h, lo, k = gpm_exp_kernel(x, 0.0)
-    return gpm_scale2_dd(h, lo, k)
+    if gpm_exp_rare_f64(x):
+        if x != x:
+            return x
+        if x > 710.0:
+            return INF
+        if x < -746.0:
+            return 0.0
+        h, lo, k = gpm_exp_kernel(x, 0.0)
+        return gpm_scale2_dd(h, lo, k)
+    return gpm_exp_fast_f64(x)
 
 
 @helper
@@ -286,21 +310,50 @@ def gpm_expm1_f32_raw(x: f32) -> f32:
 # --------------------------------------------------------------------------------------------
 # exp2
 
-@public
-def gpm_exp2_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x > 1025.0:
-        return INF
-    if x < -1080.0:
-        return 0.0
+@helper
+def gpm_exp2_rare_f64(x: f64) -> bool:
+    """Where gpm_exp2_fast_f64 is not gpm_exp2_f64: 1020 < |x| <= 1080 (subnormal results, the overflow edge)."""
+    return (fabs(x) > 1020.0) & (fabs(x) <= 1080.0)
+
+
+@helper
+def gpm_exp2_core_f64(x: f64) -> f64:
+    """gpm_exp2_f64 for |x| <= 1020 (the core of gpm_exp2_fast_f64): kf >= -1020 there, so
+    gpm_scale2_dd's normal branch is the one taken."""
     kf = rint(x)
     r = x - kf                                  # exact, |r| <= 1/2
     th, tl = gpm_two_prod(r, LN2)
     tl = fma(r, LN2_R, tl)
     qh, ql = gpm_expm1_r(th, tl)
     h, lo = gpm_fast_two_sum(1.0, qh)
-    return gpm_scale2_dd(h, lo + ql, i64(kf))
+    return gpm_scale2(h + (lo + ql), i64(kf))
+
+
+@helper
+def gpm_exp2_fast_f64(x: f64) -> f64:
+    """gpm_exp2_f64 wherever gpm_exp2_rare_f64 is false, straight-line (the fast twin): the
+    special values selected around the core."""
+    y = gpm_exp2_core_f64(select(fabs(x) <= 1020.0, x, 0.0))
+    return select(x != x, x, select(x > 1025.0, INF, select(x < -1080.0, 0.0, y)))
+
+
+@public
+def gpm_exp2_f64(x: f64) -> f64:
+    if gpm_exp2_rare_f64(x):
+        if x != x:
+            return x
+        if x > 1025.0:
+            return INF
+        if x < -1080.0:
+            return 0.0
+        kf = rint(x)
+        r = x - kf                                  # exact, |r| <= 1/2
+        th, tl = gpm_two_prod(r, LN2)
+        tl = fma(r, LN2_R, tl)
+        qh, ql = gpm_expm1_r(th, tl)
+        h, lo = gpm_fast_two_sum(1.0, qh)
+        return gpm_scale2_dd(h, lo + ql, i64(kf))
+    return gpm_exp2_fast_f64(x)
 
 
 @public

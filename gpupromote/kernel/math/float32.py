@@ -135,19 +135,7 @@ def gpm_erf_f32(x: f32) -> f32:
     return gpm_fix_erf_f32(x, gpm_erf_f32_raw(x))
 
 
-# Fast twins: entry point -> (twin, rare). twin(x) equals the entry point's result wherever
-# rare(x) is false, by construction (the entry point selects between the twin's computation and
-# another one on rare(x)); it skips work the rare inputs alone need, here the table reads of the
-# trig functions' reduction for |x| >= 2^24, which are gathers in a vectorized loop (sin float32:
-# 4.7 -> 1.6 ns an element on the 2-core Zen 4). The CPU engine's contiguous loops run the twin
-# over a block, then the entry point over that block again if rare held for any element
-# (engines/cpu/source.py); the C++ rendering and every other caller use the entry points.
-FAST_TWINS = {
-    "gpm_sin_f32": ("gpm_sin_cw_f32", "gpm_trig_big_f32"),
-    "gpm_cos_f32": ("gpm_cos_cw_f32", "gpm_trig_big_f32"),
-    "gpm_tan_f32": ("gpm_tan_cw_f32", "gpm_trig_big_f32"),
-}
-
+# the fast twins of sin, cos and tan (twins.py): no table reads, equal where |x| < 2^24
 
 @helper
 def gpm_sin_cw_f32(x: f32) -> f32:

@@ -14,18 +14,16 @@ from .exp_log import LN2, LN2_R, gpm_exp_kernel, gpm_exp_wide_core, gpm_expm1_dd
 from .log import gpm_log_dd, gpm_log_dd2, gpm_log_wide_core
 
 
-@public
-def gpm_sinh_f64(x: f64) -> f64:
-    if x != x:
-        return x
+@helper
+def gpm_sinh_rare_f64(x: f64) -> bool:
+    """Where gpm_sinh_fast_f64 is not gpm_sinh_f64: 22 < |x| <= 711 (e^|x| / 2)."""
+    return (fabs(x) > 22.0) & (fabs(x) <= 711.0)
+
+
+@helper
+def gpm_sinh_core_f64(x: f64) -> f64:
+    """gpm_sinh_f64 for 2^-27 <= |x| <= 22 (the core of gpm_sinh_fast_f64)."""
     a = fabs(x)
-    if a < 7.450580596923828e-09:          # 2^-27: x + x^3/6 rounds to x
-        return x
-    if a > 711.0:
-        return copysign(INF, x)
-    if a > 22.0:                           # e^-a below 2^-63 of e^a: sinh = e^a / 2
-        h, lo, k = gpm_exp_kernel(a, 0.0)
-        return copysign(gpm_scale2(h + lo, k - i64(1)), x)
     th, tl = gpm_expm1_dd(a)
     dh, dl = gpm_dd_add_d(th, tl, 1.0)
     uh, ul = gpm_dd_div(th, tl, dh, dl)    # t / (1 + t) = 1 - e^-a
@@ -33,18 +31,47 @@ def gpm_sinh_f64(x: f64) -> f64:
     return copysign(0.5 * (h + lo), x)
 
 
-@public
-def gpm_cosh_f64(x: f64) -> f64:
-    if x != x:
-        return x
+@helper
+def gpm_sinh_fast_f64(x: f64) -> f64:
+    """gpm_sinh_f64 wherever gpm_sinh_rare_f64 is false, straight-line (the fast twin): the
+    special values selected around the core."""
     a = fabs(x)
-    if a < 7.450580596923828e-09:
-        return 1.0
-    if a > 711.0:
-        return INF
+    y = gpm_sinh_core_f64(select((a >= 7.450580596923828e-09) & (a <= 22.0), x, 1.0))
+    return select((x != x) | (a < 7.450580596923828e-09), x, select(a > 711.0, copysign(INF, x), y))
+
+
+@public
+def gpm_sinh_f64(x: f64) -> f64:
+    if gpm_sinh_rare_f64(x):
+        if x != x:
+            return x
+        a = fabs(x)
+        if a < 7.450580596923828e-09:          # 2^-27: x + x^3/6 rounds to x
+            return x
+        if a > 711.0:
+            return copysign(INF, x)
+        if a > 22.0:                           # e^-a below 2^-63 of e^a: sinh = e^a / 2
+            h, lo, k = gpm_exp_kernel(a, 0.0)
+            return copysign(gpm_scale2(h + lo, k - i64(1)), x)
+        th, tl = gpm_expm1_dd(a)
+        dh, dl = gpm_dd_add_d(th, tl, 1.0)
+        uh, ul = gpm_dd_div(th, tl, dh, dl)    # t / (1 + t) = 1 - e^-a
+        h, lo = gpm_dd_add(th, tl, uh, ul)
+        return copysign(0.5 * (h + lo), x)
+    return gpm_sinh_fast_f64(x)
+
+
+@helper
+def gpm_cosh_rare_f64(x: f64) -> bool:
+    """Where gpm_cosh_fast_f64 is not gpm_cosh_f64: 22 < |x| <= 711 (e^|x| / 2)."""
+    return (fabs(x) > 22.0) & (fabs(x) <= 711.0)
+
+
+@helper
+def gpm_cosh_core_f64(x: f64) -> f64:
+    """gpm_cosh_f64 for 2^-27 <= |x| <= 22 (the core of gpm_cosh_fast_f64)."""
+    a = fabs(x)
     h, lo, k = gpm_exp_kernel(a, 0.0)
-    if a > 22.0:
-        return gpm_scale2(h + lo, k - i64(1))
     p = gpm_scale2(1.0, k)
     eh = h * p                             # exact scalings, |k| <= 32
     el = lo * p
@@ -53,19 +80,53 @@ def gpm_cosh_f64(x: f64) -> f64:
     return 0.5 * (sh + sl)
 
 
-@public
-def gpm_tanh_f64(x: f64) -> f64:
-    if x != x:
-        return x
+@helper
+def gpm_cosh_fast_f64(x: f64) -> f64:
+    """gpm_cosh_f64 wherever gpm_cosh_rare_f64 is false, straight-line (the fast twin): the
+    special values selected around the core."""
     a = fabs(x)
-    if a < 3.725290298461914e-09:          # 2^-28: x - x^3/3 rounds to x
-        return x
-    if a > 22.0:                           # 1 - 2e^-2a rounds to 1
-        return copysign(1.0, x)
+    y = gpm_cosh_core_f64(select((a >= 7.450580596923828e-09) & (a <= 22.0), x, 1.0))
+    return select(x != x, x, select(a < 7.450580596923828e-09, 1.0, select(a > 711.0, INF, y)))
+
+
+@public
+def gpm_cosh_f64(x: f64) -> f64:
+    if gpm_cosh_rare_f64(x):
+        if x != x:
+            return x
+        a = fabs(x)
+        if a < 7.450580596923828e-09:
+            return 1.0
+        if a > 711.0:
+            return INF
+        h, lo, k = gpm_exp_kernel(a, 0.0)
+        if a > 22.0:
+            return gpm_scale2(h + lo, k - i64(1))
+        p = gpm_scale2(1.0, k)
+        eh = h * p                             # exact scalings, |k| <= 32
+        el = lo * p
+        ih, il = gpm_dd_div(1.0, 0.0, eh, el)
+        sh, sl = gpm_dd_add(eh, el, ih, il)
+        return 0.5 * (sh + sl)
+    return gpm_cosh_fast_f64(x)
+
+
+@helper
+def gpm_tanh_core_f64(x: f64) -> f64:
+    """tanh(x) for 2^-28 <= |x| <= 22."""
+    a = fabs(x)
     th, tl = gpm_expm1_dd(2.0 * a)
     dh, dl = gpm_dd_add_d(th, tl, 2.0)
     h, lo = gpm_dd_div(th, tl, dh, dl)
     return copysign(h + lo, x)
+
+
+@public
+def gpm_tanh_f64(x: f64) -> f64:
+    # straight-line (vectorizes): below 2^-28 x - x^3/3 rounds to x, above 22 1 - 2e^-2a rounds to 1
+    a = fabs(x)
+    y = gpm_tanh_core_f64(select((a >= 3.725290298461914e-09) & (a <= 22.0), x, 1.0))
+    return select((x != x) | (a < 3.725290298461914e-09), x, select(a > 22.0, copysign(1.0, x), y))
 
 
 @public

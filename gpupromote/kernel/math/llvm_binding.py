@@ -243,9 +243,12 @@ def intrinsic_for(name):
 
 def kernel_intrinsics() -> dict:
     """``{INTRINSIC_PREFIX + name: intrinsic}`` for every straight-line float32 and narrow path (the
-    double ones, ``_wide``, and the float32-based ones of _narrow_entries.py, ``_f16`` / ``_bf16``) and
-    the narrow roundings, the names the CPU engine's generated kernels call (engines/cpu/source.py)."""
+    double ones, ``_wide``, and the float32-based ones of _narrow_entries.py, ``_f16`` / ``_bf16``), the
+    straight-line float64 entry points, the fast twins and their predicates (twins.py) and the narrow
+    roundings, the names the CPU engine's generated kernels call (engines/cpu/source.py)."""
     from . import _library  # noqa: F401 - registers every function
     from ._dsl import REGISTRY
+    from .twins import TWIN_FUNCTIONS
     return {INTRINSIC_PREFIX + n: intrinsic_for(n) for n in REGISTRY
-            if (n.endswith(("_f32", "_wide", "_f16", "_bf16")) or n.startswith("gpm_round_")) and is_straight(n)}
+            if (n.endswith(("_f32", "_f64", "_wide", "_f16", "_bf16")) or n.startswith("gpm_round_") or n in TWIN_FUNCTIONS)
+            and is_straight(n)}

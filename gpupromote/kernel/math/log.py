@@ -56,18 +56,17 @@ def gpm_log_dd(x: f64) -> tuple[f64, f64]:
     return gpm_fast_two_sum(sh, sl + lo + e * LN2_LO)
 
 
-@public
-def gpm_log_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x < 0.0:
-        return NAN
-    if x == 0.0:
-        return NINF
-    if x == INF:
-        return x
+@helper
+def gpm_log_core_f64(x: f64) -> f64:
+    """log(x) for x positive and finite (subnormals included)."""
     h, lo = gpm_log_dd(x)
     return h + lo
+
+
+@public
+def gpm_log_f64(x: f64) -> f64:
+    # straight-line (vectorizes): the special values selected around the core, which runs on 1.0 for them
+    return gpm_log_special(x, gpm_log_core_f64(select((x > 0.0) & (x < INF), x, 1.0)))
 
 
 @helper
@@ -132,25 +131,25 @@ def gpm_log_dd2(xh: f64, xl: f64) -> tuple[f64, f64]:
     return gpm_fast_two_sum(h, lo + (c - 0.5 * c * c))
 
 
-@public
-def gpm_log1p_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x < -1.0:
-        return NAN
-    if x == -1.0:
-        return NINF
-    if x == INF:
-        return x
-    if fabs(x) < 5.551115123125783e-17:     # 2^-54: x - x^2/2 rounds to x
-        return x
-    if fabs(x) < 9.5367431640625e-07:      # 2^-20: x - x^2/2 + x^3/3 - x^4/4, the first two exactly
-        ph, pl = gpm_two_prod(x, x)
-        h, lo = gpm_two_sum(x, -0.5 * ph)
-        return h + (lo + (-0.5 * pl + ph * x * (1.0 / 3.0 - 0.25 * x)))
+@helper
+def gpm_log1p_core_f64(x: f64) -> f64:
+    """log1p(x) for -1 < x < inf, |x| >= 2^-20."""
     uh, ul = gpm_two_sum(1.0, x)
     h, lo = gpm_log_dd2(uh, ul)
     return h + lo
+
+
+@public
+def gpm_log1p_f64(x: f64) -> f64:
+    # straight-line (vectorizes): both paths computed, the special values selected around them
+    # below 2^-20: x - x^2/2 + x^3/3 - x^4/4, the first two exactly (x itself below 2^-54)
+    ph, pl = gpm_two_prod(x, x)
+    h, lo = gpm_two_sum(x, -0.5 * ph)
+    small = h + (lo + (-0.5 * pl + ph * x * (1.0 / 3.0 - 0.25 * x)))
+    ok = (x > -1.0) & (x < INF)
+    y = gpm_log1p_core_f64(select(ok, x, 0.5))
+    y = select(fabs(x) < 9.5367431640625e-07, select(fabs(x) < 5.551115123125783e-17, x, small), y)
+    return select(x != x, x, select(x < -1.0, NAN, select(x == -1.0, NINF, select(x == INF, x, y))))
 
 
 @helper
@@ -179,16 +178,9 @@ def gpm_log1p_f32_raw(x: f32) -> f32:
     return select(x != x, x, gpm_to_f32(gpm_log1p_wide(f64(x))))
 
 
-@public
-def gpm_log2_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x < 0.0:
-        return NAN
-    if x == 0.0:
-        return NINF
-    if x == INF:
-        return x
+@helper
+def gpm_log2_core_f64(x: f64) -> f64:
+    """log2(x) for x positive and finite (subnormals included)."""
     sub = x < 2.2250738585072014e-308
     xs = select(sub, x * 18014398509481984.0, x)
     e, f = gpm_log_split(xs)
@@ -197,6 +189,12 @@ def gpm_log2_f64(x: f64) -> f64:
     ph, pl = gpm_dd_mul(hi, lo, INV_LN2, INV_LN2_LO)
     sh, sl = gpm_two_sum(e, ph)
     return sh + (sl + pl)
+
+
+@public
+def gpm_log2_f64(x: f64) -> f64:
+    # straight-line (vectorizes): the special values selected around the core, which runs on 1.0 for them
+    return gpm_log_special(x, gpm_log2_core_f64(select((x > 0.0) & (x < INF), x, 1.0)))
 
 
 @public
@@ -216,16 +214,9 @@ def gpm_log2_f32_raw(x: f32) -> f32:
     return gpm_log_special_f32(x, gpm_log2_value(f64(x)))
 
 
-@public
-def gpm_log10_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x < 0.0:
-        return NAN
-    if x == 0.0:
-        return NINF
-    if x == INF:
-        return x
+@helper
+def gpm_log10_core_f64(x: f64) -> f64:
+    """log10(x) for x positive and finite (subnormals included)."""
     sub = x < 2.2250738585072014e-308
     xs = select(sub, x * 18014398509481984.0, x)
     e, f = gpm_log_split(xs)
@@ -234,6 +225,12 @@ def gpm_log10_f64(x: f64) -> f64:
     ph, pl = gpm_dd_mul(hi, lo, INV_LN10, INV_LN10_LO)
     sh, sl = gpm_two_sum(e * LOG10_2_HI, ph)
     return sh + (sl + (pl + e * LOG10_2_LO))
+
+
+@public
+def gpm_log10_f64(x: f64) -> f64:
+    # straight-line (vectorizes): the special values selected around the core, which runs on 1.0 for them
+    return gpm_log_special(x, gpm_log10_core_f64(select((x > 0.0) & (x < INF), x, 1.0)))
 
 
 @public

@@ -1,9 +1,9 @@
-"""The fast twins of float32 entry points (float32.FAST_TWINS): wherever the rare predicate is
-false, the twin gives the entry point's bits (the CPU engine relies on it: engines/cpu/source.py
-runs a block with the twin and reruns it with the entry point only where rare held). Sampled here
-(random bit patterns, moderate values, the edges around the predicate's threshold, every float16 and
-bfloat16 value); every float32 input with GP_MATH_F32_EXHAUSTIVE=twins (or "all"), about a minute a
-function on one core. Measured over all 2^32 inputs on 2026-11-27: 0 differences for sin, cos and tan."""
+"""The fast twins (twins.FAST_TWINS): wherever the rare predicate is false, the twin gives the
+entry point's bits (the CPU engine relies on it: engines/cpu/source.py runs a block with the twin
+and reruns it with the entry point only where rare held). Sampled here (random bit patterns,
+moderate values, the edges around the predicates' thresholds, every float16 and bfloat16 value);
+every float32 input with GP_MATH_F32_EXHAUSTIVE=twins (or "all"), about a minute a function on one
+core. Measured over all 2^32 inputs on 2026-11-27: 0 differences for sin, cos and tan."""
 from __future__ import annotations
 
 import os
@@ -14,7 +14,8 @@ import pytest
 
 from numba import njit
 
-from gpupromote.kernel.math.float32 import FAST_TWINS
+from gpupromote.kernel.math import numba_functions
+from gpupromote.kernel.math.twins import FAST_TWINS
 
 from ._harness import intrinsic_for
 from ._inputs import SAMPLES
@@ -23,46 +24,55 @@ WANTED = os.environ.get("GP_MATH_F32_EXHAUSTIVE", "")
 CHUNK = 1 << 24
 
 
-def _sample():
+def _sample(dtype):
     rng = np.random.default_rng(29)
-    bits = rng.integers(0, 1 << 32, SAMPLES, dtype=np.uint64).astype(np.uint32).view(np.float32)
-    moderate = (rng.standard_normal(SAMPLES) * 1000).astype(np.float32)
-    edge = np.float32(16777216.0)
-    around = np.concatenate([np.nextafter(np.full(8, edge), 0, dtype=np.float32) - np.arange(8, dtype=np.float32),
-                             [edge, np.nextafter(edge, np.float32(np.inf))]]).astype(np.float32)
-    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3.4028235e38], np.float32)
-    narrow = [np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(d).astype(np.float32)
+    bits = rng.integers(0, 1 << 64, SAMPLES, dtype=np.uint64)
+    bits = bits.astype(np.uint32).view(np.float32) if dtype == np.float32 else bits.view(np.float64)
+    moderate = (rng.standard_normal(SAMPLES) * 1000).astype(dtype)
+    edges = [16777216.0, 708.0, 709.0, 710.0, 745.0, 746.0, 1.0, 2.2250738585072014e-308, 5e-324, 1e-300, 1e300,
+             np.finfo(dtype).max, np.finfo(dtype).tiny]
+    around = []
+    for e in np.array(edges, dtype):
+        if np.isfinite(e):
+            around += [e, np.nextafter(e, dtype(0)), np.nextafter(e, dtype(np.inf))]
+    around = np.array(around, dtype)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype)
+    narrow = [np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(d).astype(dtype)
               for d in (np.float16, ml_dtypes.bfloat16)]
     return np.concatenate([bits, moderate, around, -around, specials, *narrow])
 
 
 _loops: dict = {}
+_F = numba_functions(flat=True)
 
 
 def _differences(entry, twin, rare, x):
-    """The inputs where the twin's bits differ from the entry point's and rare is false (the
-    functions as the CPU kernels write them: llvm_binding's intrinsics)."""
+    """The inputs where the twin's bits differ from the entry point's and rare is false (the twin
+    and the predicate as the CPU kernels write them: llvm_binding's intrinsics)."""
     if entry not in _loops:
-        e, t, r = intrinsic_for(entry), intrinsic_for(twin), intrinsic_for(rare)
+        e = intrinsic_for(entry) if entry.endswith("_f32") else _F[entry]
+        t, r = intrinsic_for(twin), intrinsic_for(rare)
 
         @njit(error_model="numpy")
         def loop(x, want, got, flagged):
             for i in range(x.size):
                 want[i], got[i], flagged[i] = e(x[i]), t(x[i]), r(x[i])
         _loops[entry] = loop
-    want, got, flagged = np.empty(x.size, np.float32), np.empty(x.size, np.float32), np.empty(x.size, np.bool_)
+    want, got, flagged = np.empty_like(x), np.empty_like(x), np.empty(x.size, np.bool_)
     _loops[entry](x, want, got, flagged)
-    return x[(want.view(np.uint32) != got.view(np.uint32)) & ~flagged]
+    bits = np.uint32 if x.dtype == np.float32 else np.uint64
+    return x[(want.view(bits) != got.view(bits)) & ~flagged]
 
 
 @pytest.mark.parametrize("entry", FAST_TWINS)
 def test_twin_equals_its_entry_point_off_the_rare_inputs(entry):
     twin, rare = FAST_TWINS[entry]
-    bad = _differences(entry, twin, rare, _sample())
+    x = _sample(np.float32 if entry.endswith("_f32") else np.float64)
+    bad = _differences(entry, twin, rare, x)
     assert bad.size == 0, f"{twin} differs from {entry} at {bad[:8]!r}"
 
 
-@pytest.mark.parametrize("entry", FAST_TWINS)
+@pytest.mark.parametrize("entry", [e for e in FAST_TWINS if e.endswith("_f32")])
 def test_twin_on_every_float32_input(entry):
     if WANTED not in ("all", "twins"):
         pytest.skip("opt-in: GP_MATH_F32_EXHAUSTIVE=twins|all")

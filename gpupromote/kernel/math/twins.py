@@ -1,0 +1,25 @@
+"""Fast twins: entry point -> (twin, rare). ``twin(x)`` equals the entry point's result wherever
+``rare(x)`` is false, by construction: the entry point is written as "if rare(x): ... else
+twin(x)" (float64), or selects between the twin's computation and another on the same predicate
+(float32). The twin is straight-line where the entry point branches (float64: special values,
+subnormal results) or skips work only the rare inputs need (float32 sin, cos, tan: the table
+reduction of |x| >= 2^24, gathers in a vectorized loop). The CPU engine's contiguous loops run the
+twin over a block and rerun the block with the entry point if rare held for any element
+(engines/cpu/source.py); the C++ rendering and every other caller use the entry points."""
+from __future__ import annotations
+
+__all__ = ["FAST_TWINS", "TWIN_FUNCTIONS"]
+
+FAST_TWINS = {
+    "gpm_sin_f32":     ("gpm_sin_cw_f32",        "gpm_trig_big_f32"),
+    "gpm_cos_f32":     ("gpm_cos_cw_f32",        "gpm_trig_big_f32"),
+    "gpm_tan_f32":     ("gpm_tan_cw_f32",        "gpm_trig_big_f32"),
+    "gpm_exp_f64":     ("gpm_exp_fast_f64",      "gpm_exp_rare_f64"),
+    "gpm_exp2_f64":    ("gpm_exp2_fast_f64",     "gpm_exp2_rare_f64"),
+    "gpm_sinh_f64":    ("gpm_sinh_fast_f64",     "gpm_sinh_rare_f64"),
+    "gpm_cosh_f64":    ("gpm_cosh_fast_f64",     "gpm_cosh_rare_f64"),
+    "gpm_sigmoid_f64": ("gpm_sigmoid_fast_f64",  "gpm_sigmoid_rare_f64"),
+}
+
+# the functions the CPU kernels call as intrinsics for the twins
+TWIN_FUNCTIONS = frozenset(name for pair in FAST_TWINS.values() for name in pair)
