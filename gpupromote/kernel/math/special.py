@@ -85,7 +85,8 @@ def gpm_sigmoid_rare_f64(x: f64) -> bool:
 
 @helper
 def gpm_sigmoid_core_f64(x: f64) -> f64:
-    """gpm_sigmoid_f64 for |x| <= 40 (the core of gpm_sigmoid_fast_f64): its two divisions one, of selected operands."""
+    """sigmoid(x) for |x| <= 40 (the core of gpm_sigmoid_fast_f64): 1 / (1 + e^-|x|) for x >= 0,
+    e^-|x| / (1 + e^-|x|) below, one division of selected operands."""
     h, lo, k = gpm_exp_kernel(-fabs(x), 0.0)
     p = gpm_pow2i(k)                       # k >= -58: exact scalings
     th = h * p
@@ -101,28 +102,13 @@ def gpm_sigmoid_fast_f64(x: f64) -> f64:
     """gpm_sigmoid_f64 wherever gpm_sigmoid_rare_f64 is false, straight-line (the fast twin): the
     special values selected around the core."""
     y = gpm_sigmoid_core_f64(select(fabs(x) <= 40.0, x, 0.0))
-    return select(x != x, x, select(x > 40.0, 1.0, y))
+    return select(x != x, x, select(x > 40.0, 1.0, y))           # 1 - e^-x rounds to 1 above 40
 
 
 @public
 def gpm_sigmoid_f64(x: f64) -> f64:
-    if gpm_sigmoid_rare_f64(x):
-        if x != x:
-            return x
-        if x < -40.0:                          # e^x (1 - e^x + ...): e^x alone, rounded once
-            return gpm_exp_f64(x)
-        if x > 40.0:                           # 1 - e^-x rounds to 1
-            return 1.0
-        h, lo, k = gpm_exp_kernel(-fabs(x), 0.0)
-        p = gpm_pow2i(k)                       # k >= -58: exact scalings
-        th = h * p
-        tl = lo * p
-        dh, dl = gpm_dd_add_d(th, tl, 1.0)
-        if x >= 0.0:
-            sh, sl = gpm_dd_div(1.0, 0.0, dh, dl)
-        else:
-            sh, sl = gpm_dd_div(th, tl, dh, dl)
-        return sh + sl
+    if gpm_sigmoid_rare_f64(x):                # e^x (1 - e^x + ...): e^x alone, rounded once
+        return gpm_exp_f64(x)
     return gpm_sigmoid_fast_f64(x)
 
 
