@@ -2,8 +2,8 @@
 same data, same run, one thread (pytest-benchmark).
 
 Rows, N = 10**7:
-  * ``unary <fn> N=1e7 <dtype>``: gp.exp, gp.log, gp.tanh, gp.sigmoid on float32, float16 and
-    bfloat16, against np.<fn> (NumPy's float16 loops compute in float32 and convert one element at a
+  * ``unary <fn> N=1e7 <dtype>``: gp.exp, gp.log, gp.tanh, gp.sigmoid on float32, float16,
+    bfloat16 and float64 (and gp.sin on float32 and float64), against np.<fn> (NumPy's float16 loops compute in float32 and convert one element at a
     time; bfloat16 goes through ml_dtypes' ufunc loops) and torch.<fn> (one intra-op thread). NumPy
     has no sigmoid: its row is the eager 1 / (1 + exp(-x)).
   * ``unary <fn> N=1e7 float32 out= (no allocation)``: exp, log and tanh into a preallocated
@@ -45,10 +45,12 @@ from _torch_cpu import as_torch, torch_one_thread  # noqa: E402  (bench/, on sys
 N = 10**7
 _rng = np.random.default_rng(3)
 _BASE = (_rng.standard_normal(N) * 3).astype(np.float32)
-DATA = {"float32": _BASE, "float16": _BASE.astype(np.float16), "bfloat16": _BASE.astype(ml_dtypes.bfloat16)}
+DATA = {"float32": _BASE, "float16": _BASE.astype(np.float16), "bfloat16": _BASE.astype(ml_dtypes.bfloat16),
+        "float64": _BASE.astype(np.float64)}
 POSITIVE = {k: np.abs(v) + v.dtype.type(0.5) for k, v in DATA.items()}   # log's domain
 FUNCTIONS = ["exp", "log", "tanh", "sigmoid"]
-CASES = [(fn, dt) for fn in FUNCTIONS for dt in DATA]
+# (no goals for float64 and sin: the float64 paths and the trig reduction, see docs/cpu-engine.md "Fast twins")
+CASES = [(fn, dt) for fn in FUNCTIONS for dt in DATA] + [("sin", "float32"), ("sin", "float64")]
 _ROUNDS = dict(rounds=5, warmup_rounds=1)
 
 
