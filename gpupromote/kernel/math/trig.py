@@ -275,56 +275,116 @@ def gpm_cos_dd(rh: f64, rl: f64) -> tuple[f64, f64]:
     return gpm_fast_two_sum(ah, al - hl - rh * rl + (z * z) * p)
 
 
+@helper
+def gpm_trig_rare_f64(x: f64) -> bool:
+    """Where the float64 trig twins are not the entry points: 1.5e6 <= |x| < inf (Payne-Hanek)."""
+    return (fabs(x) >= 1500000.0) & (fabs(x) < INF)
+
+
+@helper
+def gpm_reduce_pio2_cw(x: f64) -> tuple[f64, f64, i64]:
+    """gpm_reduce_pio2 for |x| < 1.5e6, straight-line."""
+    rh, rl, q = gpm_reduce_cw(x)
+    small = fabs(x) <= PIO4
+    return select(small, x, rh), select(small, 0.0, rl), select(small, i64(0), q)
+
+
+@helper
+def gpm_sin_fast_f64(x: f64) -> f64:
+    """gpm_sin_f64 wherever gpm_trig_rare_f64 is false, straight-line (the fast twin): both
+    polynomials, the one the quadrant names selected; the special values selected around them."""
+    ax = fabs(x)
+    rh, rl, q = gpm_reduce_pio2_cw(select(ax < 1500000.0, x, 0.0))
+    sh, sl = gpm_sin_dd(rh, rl)
+    ch, cl = gpm_cos_dd(rh, rl)
+    even = (q & i64(1)) == i64(0)
+    v = select(even, sh, ch) + select(even, sl, cl)
+    v = select(q >= i64(2), -v, v)
+    return select(x != x, x, select(ax == INF, NAN, select(ax < 1.4901161193847656e-08, x, v)))
+
+
+@helper
+def gpm_cos_fast_f64(x: f64) -> f64:
+    """gpm_cos_f64 wherever gpm_trig_rare_f64 is false, straight-line (the fast twin)."""
+    ax = fabs(x)
+    rh, rl, q = gpm_reduce_pio2_cw(select(ax < 1500000.0, x, 0.0))
+    sh, sl = gpm_sin_dd(rh, rl)
+    ch, cl = gpm_cos_dd(rh, rl)
+    even = (q & i64(1)) == i64(0)
+    v = select(even, ch, sh) + select(even, cl, sl)
+    v = select((q == i64(1)) | (q == i64(2)), -v, v)
+    return select(x != x, x, select(ax == INF, NAN, select(ax < 7.450580596923828e-09, 1.0, v)))
+
+
+@helper
+def gpm_tan_fast_f64(x: f64) -> f64:
+    """gpm_tan_f64 wherever gpm_trig_rare_f64 is false, straight-line (the fast twin)."""
+    ax = fabs(x)
+    rh, rl, q = gpm_reduce_pio2_cw(select(ax < 1500000.0, x, 0.0))
+    sh, sl = gpm_sin_dd(rh, rl)
+    ch, cl = gpm_cos_dd(rh, rl)
+    even = (q & i64(1)) == i64(0)
+    h, lo = gpm_dd_div(select(even, sh, ch), select(even, sl, cl), select(even, ch, sh), select(even, cl, sl))
+    v = select(even, h + lo, -(h + lo))
+    return select(x != x, x, select(ax == INF, NAN, select(ax < 1.4901161193847656e-08, x, v)))
+
+
 @public
 def gpm_sin_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if fabs(x) == INF:
-        return NAN
-    if fabs(x) < 1.4901161193847656e-08:      # 2^-26
-        return x
-    rh, rl, q = gpm_reduce_pio2(x)
-    if (q & i64(1)) == i64(0):
-        h, lo = gpm_sin_dd(rh, rl)
-    else:
-        h, lo = gpm_cos_dd(rh, rl)
-    v = h + lo
-    return select(q >= i64(2), -v, v)
+    if gpm_trig_rare_f64(x):
+        if x != x:
+            return x
+        if fabs(x) == INF:
+            return NAN
+        if fabs(x) < 1.4901161193847656e-08:      # 2^-26
+            return x
+        rh, rl, q = gpm_reduce_pio2(x)
+        if (q & i64(1)) == i64(0):
+            h, lo = gpm_sin_dd(rh, rl)
+        else:
+            h, lo = gpm_cos_dd(rh, rl)
+        v = h + lo
+        return select(q >= i64(2), -v, v)
+    return gpm_sin_fast_f64(x)
 
 
 @public
 def gpm_cos_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if fabs(x) == INF:
-        return NAN
-    if fabs(x) < 7.450580596923828e-09:      # 2^-27: 1 - x^2/2 rounds to 1
-        return 1.0
-    rh, rl, q = gpm_reduce_pio2(x)
-    if (q & i64(1)) == i64(0):
-        h, lo = gpm_cos_dd(rh, rl)
-    else:
-        h, lo = gpm_sin_dd(rh, rl)
-    v = h + lo
-    return select((q == i64(1)) | (q == i64(2)), -v, v)
+    if gpm_trig_rare_f64(x):
+        if x != x:
+            return x
+        if fabs(x) == INF:
+            return NAN
+        if fabs(x) < 7.450580596923828e-09:      # 2^-27: 1 - x^2/2 rounds to 1
+            return 1.0
+        rh, rl, q = gpm_reduce_pio2(x)
+        if (q & i64(1)) == i64(0):
+            h, lo = gpm_cos_dd(rh, rl)
+        else:
+            h, lo = gpm_sin_dd(rh, rl)
+        v = h + lo
+        return select((q == i64(1)) | (q == i64(2)), -v, v)
+    return gpm_cos_fast_f64(x)
 
 
 @public
 def gpm_tan_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if fabs(x) == INF:
-        return NAN
-    if fabs(x) < 1.4901161193847656e-08:
-        return x
-    rh, rl, q = gpm_reduce_pio2(x)
-    sh, sl = gpm_sin_dd(rh, rl)
-    ch, cl = gpm_cos_dd(rh, rl)
-    if (q & i64(1)) == i64(0):
-        h, lo = gpm_dd_div(sh, sl, ch, cl)
-        return h + lo
-    h, lo = gpm_dd_div(ch, cl, sh, sl)
-    return -(h + lo)
+    if gpm_trig_rare_f64(x):
+        if x != x:
+            return x
+        if fabs(x) == INF:
+            return NAN
+        if fabs(x) < 1.4901161193847656e-08:
+            return x
+        rh, rl, q = gpm_reduce_pio2(x)
+        sh, sl = gpm_sin_dd(rh, rl)
+        ch, cl = gpm_cos_dd(rh, rl)
+        if (q & i64(1)) == i64(0):
+            h, lo = gpm_dd_div(sh, sl, ch, cl)
+            return h + lo
+        h, lo = gpm_dd_div(ch, cl, sh, sl)
+        return -(h + lo)
+    return gpm_tan_fast_f64(x)
 
 
 # --------------------------------------------------------------------------------------------

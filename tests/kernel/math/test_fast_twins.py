@@ -30,7 +30,8 @@ def _sample(dtype):
     bits = bits.astype(np.uint32).view(np.float32) if dtype == np.float32 else bits.view(np.float64)
     moderate = (rng.standard_normal(SAMPLES) * 1000).astype(dtype)
     edges = [16777216.0, 708.0, 709.0, 710.0, 745.0, 746.0, 1.0, 2.2250738585072014e-308, 5e-324, 1e-300, 1e300,
-             np.finfo(dtype).max, np.finfo(dtype).tiny]
+             np.finfo(dtype).max, np.finfo(dtype).tiny, 22.0, 40.0, 711.0, 1020.0, 1080.0, 1500000.0,
+             0.7853981633974483, 1.4901161193847656e-08, 7.450580596923828e-09, 3.725290298461914e-09]
     around = []
     for e in np.array(edges, dtype):
         if np.isfinite(e):
