@@ -3,9 +3,10 @@ same data, same run, one thread (pytest-benchmark).
 
 Rows, N = 10**7:
   * ``unary <fn> N=1e7 <dtype>``: gp.exp, gp.log, gp.tanh, gp.sigmoid on float32, float16,
-    bfloat16 and float64 (and gp.sin on float32 and float64), against np.<fn> (NumPy's float16 loops compute in float32 and convert one element at a
-    time; bfloat16 goes through ml_dtypes' ufunc loops) and torch.<fn> (one intra-op thread). NumPy
-    has no sigmoid: its row is the eager 1 / (1 + exp(-x)).
+    bfloat16 and float64 (and gp.sin on float32 and float64), against np.<fn> (NumPy's float16
+    loops compute in float32 and convert one element at a time; bfloat16 goes through ml_dtypes'
+    ufunc loops) and torch.<fn> (one intra-op thread). NumPy has no sigmoid: its row is the eager
+    1 / (1 + exp(-x)).
   * ``unary <fn> N=1e7 float32 out= (no allocation)``: exp, log and tanh into a preallocated
     output, gp against NumPy: the kernels alone (the rows above count gpupromote's pooled output
     against NumPy's fresh allocation).

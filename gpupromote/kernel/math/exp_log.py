@@ -242,31 +242,53 @@ def gpm_exp_f32_raw(x: f32) -> f32:
 # --------------------------------------------------------------------------------------------
 # expm1
 
+@helper
+def gpm_expm1_rare_f64(x: f64) -> bool:
+    """Where gpm_expm1_fast_f64 is not gpm_expm1_f64: 36 < |x|, x <= 710, x >= -38 (2^k - 1 not a
+    double, or 2^k above 2^52)."""
+    return (fabs(x) > 36.0) & (x <= 710.0) & (x >= -38.0)
+
+
+@helper
+def gpm_expm1_fast_f64(x: f64) -> f64:
+    """gpm_expm1_f64 wherever gpm_expm1_rare_f64 is false, straight-line (the fast twin): for |x| <= 36
+    k is in [-52, 52], so 2^k - 1 is a double; the special values selected around it."""
+    rh, rl, k = gpm_exp_reduce(select(fabs(x) <= 36.0, x, 0.0), 0.0)
+    qh, ql = gpm_expm1_r(rh, rl)
+    p = gpm_pow2i(k)
+    h, lo = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
+    y = select(k == i64(0), qh + ql, h + lo)
+    y = select(fabs(x) < 5.551115123125783e-17, x, y)     # 2^-54: x + x^2/2 rounds to x
+    return select(x != x, x, select(x > 710.0, INF, select(x < -38.0, -1.0, y)))
+
+
 @public
 def gpm_expm1_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x > 710.0:
-        return INF
-    if x < -38.0:
-        return -1.0
-    if fabs(x) < 5.551115123125783e-17:     # 2^-54: x + x^2/2 rounds to x
-        return x
-    rh, rl, k = gpm_exp_reduce(x, 0.0)
-    qh, ql = gpm_expm1_r(rh, rl)
-    if k == i64(0):
-        return qh + ql
-    if k < i64(-52):                       # 2^k - 1 is not a double: keep -1 and 2^k apart
-        p = gpm_pow2i(k)
-        h, lo = gpm_dd_add(-1.0, p, qh * p, ql * p)
-        return h + lo
-    if k <= i64(52):
-        p = gpm_pow2i(k)
-        h, lo = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
-        return h + lo
-    # 2^k (1 + q) - 1 = 2^k (1 + q - 2^-k), the last term below 2^-53
-    h, lo = gpm_dd_add(1.0, -gpm_pow2i(-select(k > i64(1000), i64(1000), k)), qh, ql)
-    return gpm_scale2(h + lo, k)
+    if gpm_expm1_rare_f64(x):
+        if x != x:
+            return x
+        if x > 710.0:
+            return INF
+        if x < -38.0:
+            return -1.0
+        if fabs(x) < 5.551115123125783e-17:     # 2^-54: x + x^2/2 rounds to x
+            return x
+        rh, rl, k = gpm_exp_reduce(x, 0.0)
+        qh, ql = gpm_expm1_r(rh, rl)
+        if k == i64(0):
+            return qh + ql
+        if k < i64(-52):                       # 2^k - 1 is not a double: keep -1 and 2^k apart
+            p = gpm_pow2i(k)
+            h, lo = gpm_dd_add(-1.0, p, qh * p, ql * p)
+            return h + lo
+        if k <= i64(52):
+            p = gpm_pow2i(k)
+            h, lo = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
+            return h + lo
+        # 2^k (1 + q) - 1 = 2^k (1 + q - 2^-k), the last term below 2^-53
+        h, lo = gpm_dd_add(1.0, -gpm_pow2i(-select(k > i64(1000), i64(1000), k)), qh, ql)
+        return gpm_scale2(h + lo, k)
+    return gpm_expm1_fast_f64(x)
 
 
 @helper

@@ -86,13 +86,13 @@ def gpm_cbrt_core(a: f64) -> tuple[f64, f64, i64]:
 
 @public
 def gpm_cbrt_f64(x: f64) -> f64:
-    if (x != x) | (x == 0.0) | (fabs(x) == INF):
-        return x
-    a = fabs(x)
+    # straight-line (vectorizes): NaN, zeros and infinities selected around the core, run on 1.0 for them
+    special = (x != x) | (x == 0.0) | (fabs(x) == INF)
+    a = select(special, 1.0, fabs(x))
     sub = a < 2.2250738585072014e-308
     h, lo, e3 = gpm_cbrt_core(select(sub, a * 18014398509481984.0, a))     # 2^54
     e3 = e3 - select(sub, i64(18), i64(0))
-    return copysign((h + lo) * gpm_pow2i(e3), x)
+    return select(special, x, copysign((h + lo) * gpm_pow2i(e3), x))
 
 
 @public

@@ -16,6 +16,7 @@ FAST_TWINS = {
     "gpm_tan_f32":     ("gpm_tan_cw_f32",        "gpm_trig_big_f32"),
     "gpm_exp_f64":     ("gpm_exp_fast_f64",      "gpm_exp_rare_f64"),
     "gpm_exp2_f64":    ("gpm_exp2_fast_f64",     "gpm_exp2_rare_f64"),
+    "gpm_expm1_f64":   ("gpm_expm1_fast_f64",    "gpm_expm1_rare_f64"),
     "gpm_sinh_f64":    ("gpm_sinh_fast_f64",     "gpm_sinh_rare_f64"),
     "gpm_cosh_f64":    ("gpm_cosh_fast_f64",     "gpm_cosh_rare_f64"),
     "gpm_sigmoid_f64": ("gpm_sigmoid_fast_f64",  "gpm_sigmoid_rare_f64"),
