@@ -194,23 +194,44 @@ def gpm_tanh_f32_raw(x: f32) -> f32:
 # --------------------------------------------------------------------------------------------
 # inverse hyperbolic
 
-@public
-def gpm_arcsinh_f64(x: f64) -> f64:
-    if (x != x) | (fabs(x) == INF):
-        return x
+@helper
+def gpm_arcsinh_rare_f64(x: f64) -> bool:
+    """Where gpm_arcsinh_fast_f64 is not gpm_arcsinh_f64: 2^28 < |x| < inf (log(2|x|))."""
+    return (fabs(x) > 268435456.0) & (fabs(x) < INF)
+
+
+@helper
+def gpm_arcsinh_fast_f64(x: f64) -> f64:
+    """gpm_arcsinh_f64 wherever gpm_arcsinh_rare_f64 is false, straight-line (the fast twin)."""
     a = fabs(x)
-    if a < 3.725290298461914e-09:          # 2^-28: x - x^3/6 rounds to x
-        return x
-    if a > 268435456.0:                    # 2^28: log(2a) to double precision
-        h, lo = gpm_log_dd(a)
-        h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
-        return copysign(h + lo, x)
-    ph, pl = gpm_two_prod(a, a)
+    a1 = select((a >= 3.725290298461914e-09) & (a <= 268435456.0), a, 1.0)
+    ph, pl = gpm_two_prod(a1, a1)
     ph, pl = gpm_dd_add_d(ph, pl, 1.0)
     sh, sl = gpm_dd_sqrt(ph, pl)
-    wh, wl = gpm_dd_add_d(sh, sl, a)
+    wh, wl = gpm_dd_add_d(sh, sl, a1)
     h, lo = gpm_log_dd2(wh, wl)
-    return copysign(h + lo, x)
+    return select((x != x) | (a == INF) | (a < 3.725290298461914e-09), x, copysign(h + lo, x))
+
+
+@public
+def gpm_arcsinh_f64(x: f64) -> f64:
+    if gpm_arcsinh_rare_f64(x):
+        if (x != x) | (fabs(x) == INF):
+            return x
+        a = fabs(x)
+        if a < 3.725290298461914e-09:          # 2^-28: x - x^3/6 rounds to x
+            return x
+        if a > 268435456.0:                    # 2^28: log(2a) to double precision
+            h, lo = gpm_log_dd(a)
+            h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
+            return copysign(h + lo, x)
+        ph, pl = gpm_two_prod(a, a)
+        ph, pl = gpm_dd_add_d(ph, pl, 1.0)
+        sh, sl = gpm_dd_sqrt(ph, pl)
+        wh, wl = gpm_dd_add_d(sh, sl, a)
+        h, lo = gpm_log_dd2(wh, wl)
+        return copysign(h + lo, x)
+    return gpm_arcsinh_fast_f64(x)
 
 
 @public

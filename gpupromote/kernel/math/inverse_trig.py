@@ -61,31 +61,26 @@ def gpm_atan_small_dd(th: f64, tl: f64) -> tuple[f64, f64]:
 
 @helper
 def gpm_atan_pos_dd(xh: f64, xl: f64) -> tuple[f64, f64]:
-    """atan(xh + xl) for 0 <= xh < inf, as a double-double."""
-    if xh <= TAN_PI8:
-        return gpm_atan_small_dd(xh, xl)
-    if xh >= TAN_3PI8:
-        ih, il = gpm_dd_div(1.0, 0.0, xh, xl)
-        ah, al = gpm_atan_small_dd(ih, il)
-        return gpm_dd_add(PIO2, PIO2_LO, -ah, -al)
+    """atan(xh + xl) for 0 <= xh < inf, as a double-double: atan itself up to tan(pi/8), pi/4 +
+    atan((x - 1) / (x + 1)) up to tan(3pi/8), pi/2 - atan(1 / x) above. Straight-line: the argument
+    and the constant of the interval selected, each interval's own operations on them."""
+    small = xh <= TAN_PI8
+    inv = xh >= TAN_3PI8
     nh, nl = gpm_dd_add_d(xh, xl, -1.0)
     dh, dl = gpm_dd_add_d(xh, xl, 1.0)
-    th, tl = gpm_dd_div(nh, nl, dh, dl)
-    ah, al = gpm_atan_small_dd(th, tl)
-    return gpm_dd_add(PIO4, PIO4_LO, ah, al)
+    th, tl = gpm_dd_div(select(inv, 1.0, nh), select(inv, 0.0, nl), select(inv, xh, dh), select(inv, xl, dl))
+    ah, al = gpm_atan_small_dd(select(small, xh, th), select(small, xl, tl))
+    bh, bl = gpm_dd_add(select(inv, PIO2, PIO4), select(inv, PIO2_LO, PIO4_LO), select(inv, -ah, ah), select(inv, -al, al))
+    return select(small, ah, bh), select(small, al, bl)
 
 
 @public
 def gpm_arctan_f64(x: f64) -> f64:
-    if x != x:
-        return x
+    # straight-line (vectorizes): below 2^-27 x - x^3/3 rounds to x, above 2^60 pi/2 - 1/x to pi/2
     a = fabs(x)
-    if a < 7.450580596923828e-09:          # 2^-27: x - x^3/3 rounds to x
-        return x
-    if a > 1.152921504606847e+18:          # 2^60: pi/2 - 1/x rounds to pi/2
-        return copysign(PIO2, x)
-    h, lo = gpm_atan_pos_dd(a, 0.0)
-    return copysign(h + lo, x)
+    h, lo = gpm_atan_pos_dd(select((a >= 7.450580596923828e-09) & (a <= 1.152921504606847e+18), a, 1.0), 0.0)
+    return select((x != x) | (a < 7.450580596923828e-09), x,
+                  select(a > 1.152921504606847e+18, copysign(PIO2, x), copysign(h + lo, x)))
 
 
 @helper
