@@ -162,13 +162,14 @@ def _float64_inputs(seed=13):
                       708.0, 709.7, 710.0, 711.0, 745.0, 746.0, 1020.0, 1024.0, 1080.0, 1e-9, 3.7e-9, 1e-6, 1e-17, -1.0,
                       -0.5, 1e300, 1500000.0, 0.7853981633974483, 1.4901161193847656e-08, 1e22, 3e6, 36.0, 38.0,
                       5.551115123125783e-17, 0.41421356237309503, 2.414213562373095, 268435456.0,
-                      1.152921504606847e+18], np.float64)
+                      1.152921504606847e+18, 0.9999999999999999, 1.0000000000000002, 0.5, 0.49999999999999994,
+                      1.1], np.float64)
     edges = np.concatenate([edges, -edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
     return np.concatenate([edges, bits, moderate])
 
 
 FLOAT64_OPS = ["exp", "exp2", "expm1", "cbrt", "log", "log2", "log10", "log1p", "sinh", "cosh", "tanh", "sigmoid",
-               "sin", "cos", "tan", "arctan", "arcsinh"]
+               "sin", "cos", "tan", "arctan", "arcsinh", "arccosh", "arctanh", "arcsin", "arccos"]
 
 
 @pytest.mark.parametrize("op", FLOAT64_OPS)

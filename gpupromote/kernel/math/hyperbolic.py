@@ -234,44 +234,59 @@ def gpm_arcsinh_f64(x: f64) -> f64:
     return gpm_arcsinh_fast_f64(x)
 
 
-@public
-def gpm_arccosh_f64(x: f64) -> f64:
-    if x != x:
-        return x
-    if x < 1.0:
-        return NAN
-    if x == INF:
-        return x
-    if x == 1.0:
-        return 0.0
-    if x > 268435456.0:
-        h, lo = gpm_log_dd(x)
-        h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
-        return h + lo
-    ph, pl = gpm_two_prod(x, x)
+@helper
+def gpm_arccosh_rare_f64(x: f64) -> bool:
+    """Where gpm_arccosh_fast_f64 is not gpm_arccosh_f64: 2^28 < x < inf (log(2x))."""
+    return (x > 268435456.0) & (x < INF)
+
+
+@helper
+def gpm_arccosh_fast_f64(x: f64) -> f64:
+    """gpm_arccosh_f64 wherever gpm_arccosh_rare_f64 is false, straight-line (the fast twin)."""
+    x1 = select((x > 1.0) & (x <= 268435456.0), x, 2.0)
+    ph, pl = gpm_two_prod(x1, x1)
     ph, pl = gpm_dd_add_d(ph, pl, -1.0)
     sh, sl = gpm_dd_sqrt(ph, pl)
-    wh, wl = gpm_dd_add_d(sh, sl, x)
+    wh, wl = gpm_dd_add_d(sh, sl, x1)
     h, lo = gpm_log_dd2(wh, wl)
-    return h + lo
+    return select(x != x, x, select(x < 1.0, NAN, select(x == INF, x, select(x == 1.0, 0.0, h + lo))))
+
+
+@public
+def gpm_arccosh_f64(x: f64) -> f64:
+    if gpm_arccosh_rare_f64(x):
+        if x != x:
+            return x
+        if x < 1.0:
+            return NAN
+        if x == INF:
+            return x
+        if x == 1.0:
+            return 0.0
+        if x > 268435456.0:
+            h, lo = gpm_log_dd(x)
+            h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
+            return h + lo
+        ph, pl = gpm_two_prod(x, x)
+        ph, pl = gpm_dd_add_d(ph, pl, -1.0)
+        sh, sl = gpm_dd_sqrt(ph, pl)
+        wh, wl = gpm_dd_add_d(sh, sl, x)
+        h, lo = gpm_log_dd2(wh, wl)
+        return h + lo
+    return gpm_arccosh_fast_f64(x)
 
 
 @public
 def gpm_arctanh_f64(x: f64) -> f64:
-    if x != x:
-        return x
+    # straight-line (vectorizes): NaN, |x| >= 1 and |x| < 2^-28 (x + x^3/3 rounds to x) selected
     a = fabs(x)
-    if a > 1.0:
-        return NAN
-    if a == 1.0:
-        return copysign(INF, x)
-    if a < 3.725290298461914e-09:          # 2^-28: x + x^3/3 rounds to x
-        return x
-    dh, dl = gpm_two_sum(1.0, -a)
-    th, tl = gpm_dd_div(2.0 * a, 0.0, dh, dl)
+    a1 = select((a >= 3.725290298461914e-09) & (a < 1.0), a, 0.5)
+    dh, dl = gpm_two_sum(1.0, -a1)
+    th, tl = gpm_dd_div(2.0 * a1, 0.0, dh, dl)
     uh, ul = gpm_dd_add_d(th, tl, 1.0)
     h, lo = gpm_log_dd2(uh, ul)
-    return copysign(0.5 * (h + lo), x)
+    v = copysign(0.5 * (h + lo), x)
+    return select((x != x) | (a < 3.725290298461914e-09), x, select(a > 1.0, NAN, select(a == 1.0, copysign(INF, x), v)))
 
 
 @helper

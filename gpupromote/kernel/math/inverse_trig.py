@@ -146,39 +146,31 @@ def gpm_asin_half_dd(a: f64) -> tuple[f64, f64]:
 
 @public
 def gpm_arcsin_f64(x: f64) -> f64:
-    if x != x:
-        return x
+    # straight-line (vectorizes): both intervals' evaluations, of selected operands, the one of x's
+    # interval selected; NaN, |x| > 1 and |x| < 2^-27 (where asin rounds to x) around them
     a = fabs(x)
-    if a > 1.0:
-        return NAN
-    if a < 7.450580596923828e-09:          # 2^-27
-        return x
-    if a <= 0.5:
-        z = x * x
-        h, lo = gpm_fast_two_sum(x, x * z * gpm_asin_poly(z))
-        return h + lo
-    bh, bl = gpm_asin_half_dd(a)
+    xs = select(a <= 0.5, x, 0.25)
+    z = xs * xs
+    sh, sl = gpm_fast_two_sum(xs, xs * z * gpm_asin_poly(z))
+    bh, bl = gpm_asin_half_dd(select((a > 0.5) & (a <= 1.0), a, 0.75))
     h, lo = gpm_dd_add(PIO2, PIO2_LO, -2.0 * bh, -2.0 * bl)
-    return copysign(h + lo, x)
+    v = select(a <= 0.5, sh + sl, copysign(h + lo, x))
+    return select((x != x) | (a < 7.450580596923828e-09), x, select(a > 1.0, NAN, v))
 
 
 @public
 def gpm_arccos_f64(x: f64) -> f64:
-    if x != x:
-        return x
+    # straight-line (vectorizes), as gpm_arcsin_f64: pi/2 - asin(x) up to 1/2, 2 asin(sqrt((1 - |x|) / 2))
+    # above (pi minus it for x < 0)
     a = fabs(x)
-    if a > 1.0:
-        return NAN
-    if a <= 0.5:
-        z = x * x
-        sh, sl = gpm_fast_two_sum(x, x * z * gpm_asin_poly(z))
-        h, lo = gpm_dd_add(PIO2, PIO2_LO, -sh, -sl)
-        return h + lo
-    bh, bl = gpm_asin_half_dd(a)
-    if x > 0.0:
-        return 2.0 * bh + 2.0 * bl
-    h, lo = gpm_dd_add(PI, PI_LO, -2.0 * bh, -2.0 * bl)
-    return h + lo
+    xs = select(a <= 0.5, x, 0.25)
+    z = xs * xs
+    sh, sl = gpm_fast_two_sum(xs, xs * z * gpm_asin_poly(z))
+    h, lo = gpm_dd_add(PIO2, PIO2_LO, -sh, -sl)
+    bh, bl = gpm_asin_half_dd(select((a > 0.5) & (a <= 1.0), a, 0.75))
+    ph, pl = gpm_dd_add(PI, PI_LO, -2.0 * bh, -2.0 * bl)
+    v = select(a <= 0.5, h + lo, select(x > 0.0, 2.0 * bh + 2.0 * bl, ph + pl))
+    return select(x != x, x, select(a > 1.0, NAN, v))
 
 
 @helper

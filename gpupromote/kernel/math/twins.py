@@ -21,6 +21,7 @@ FAST_TWINS = {
     "gpm_cosh_f64":    ("gpm_cosh_fast_f64",     "gpm_cosh_rare_f64"),
     "gpm_sigmoid_f64": ("gpm_sigmoid_fast_f64",  "gpm_sigmoid_rare_f64"),
     "gpm_arcsinh_f64": ("gpm_arcsinh_fast_f64",  "gpm_arcsinh_rare_f64"),
+    "gpm_arccosh_f64": ("gpm_arccosh_fast_f64",  "gpm_arccosh_rare_f64"),
     "gpm_sin_f64":     ("gpm_sin_fast_f64",      "gpm_trig_rare_f64"),
     "gpm_cos_f64":     ("gpm_cos_fast_f64",      "gpm_trig_rare_f64"),
     "gpm_tan_f64":     ("gpm_tan_fast_f64",      "gpm_trig_rare_f64"),
