@@ -227,23 +227,29 @@ def gpm_pow_dd_any(x: f64, y: f64) -> tuple[f64, f64, i64]:
 
 
 @helper
+def gpm_pow_int_step(rh: f64, rl: f64, ph: f64, pl: f64, n: i64, bit: i64) -> tuple[f64, f64, f64, f64]:
+    """One bit of gpm_pow_int_dd's square-and-multiply: (r, p) times p where the bit is set, and p
+    squared while n has higher bits."""
+    take = ((n >> bit) & i64(1)) == i64(1)
+    th, tl = gpm_dd_mul(rh, rl, ph, pl)
+    more = (n >> (bit + i64(1))) != i64(0)     # square only as far as n needs
+    qh, ql = gpm_dd_mul(ph, pl, ph, pl)
+    return select(take, th, rh), select(take, tl, rl), select(more, qh, ph), select(more, ql, pl)
+
+
+@helper
 def gpm_pow_int_dd(a: f64, n: i64) -> tuple[f64, f64]:
     """a^n for 1 <= n <= 64 by squaring in double-doubles: exact whenever a^n has at most about
     100 significant bits (so an exact tie of a narrow format stays a tie), else ~2^-100; a^n
-    within 2^+-1000 (then so are the powers on the way)."""
-    rh = 1.0
-    rl = 0.0
-    ph = a
-    pl = 0.0
-    for bit in range(0, 7):
-        take = ((n >> bit) & i64(1)) == i64(1)
-        th, tl = gpm_dd_mul(rh, rl, ph, pl)
-        rh = select(take, th, rh)
-        rl = select(take, tl, rl)
-        more = (n >> (bit + i64(1))) != i64(0)     # square only as far as n needs
-        qh, ql = gpm_dd_mul(ph, pl, ph, pl)
-        ph = select(more, qh, ph)
-        pl = select(more, ql, pl)
+    within 2^+-1000 (then so are the powers on the way). Unrolled (7 bits): straight-line, so the
+    float32 power vectorizes."""
+    rh, rl, ph, pl = gpm_pow_int_step(1.0, 0.0, a, 0.0, n, i64(0))
+    rh, rl, ph, pl = gpm_pow_int_step(rh, rl, ph, pl, n, i64(1))
+    rh, rl, ph, pl = gpm_pow_int_step(rh, rl, ph, pl, n, i64(2))
+    rh, rl, ph, pl = gpm_pow_int_step(rh, rl, ph, pl, n, i64(3))
+    rh, rl, ph, pl = gpm_pow_int_step(rh, rl, ph, pl, n, i64(4))
+    rh, rl, ph, pl = gpm_pow_int_step(rh, rl, ph, pl, n, i64(5))
+    rh, rl, ph, pl = gpm_pow_int_step(rh, rl, ph, pl, n, i64(6))
     return rh, rl
 
 
