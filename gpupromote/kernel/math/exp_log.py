@@ -186,16 +186,14 @@ def gpm_exp_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_exp_f64(x: f64) -> f64:
-    if gpm_exp_rare_f64(x):
-        if x != x:
-            return x
-        if x > 710.0:
-            return INF
-        if x < -746.0:
-            return 0.0
-        h, lo, k = gpm_exp_kernel(x, 0.0)
-        return gpm_scale2_dd(h, lo, k)
-    return gpm_exp_fast_f64(x)
+    if x != x:
+        return x
+    if x > 710.0:
+        return INF
+    if x < -746.0:
+        return 0.0
+    h, lo, k = gpm_exp_kernel(x, 0.0)
+    return gpm_scale2_dd(h, lo, k)
 
 
 @helper
@@ -264,31 +262,29 @@ def gpm_expm1_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_expm1_f64(x: f64) -> f64:
-    if gpm_expm1_rare_f64(x):
-        if x != x:
-            return x
-        if x > 710.0:
-            return INF
-        if x < -38.0:
-            return -1.0
-        if fabs(x) < 5.551115123125783e-17:     # 2^-54: x + x^2/2 rounds to x
-            return x
-        rh, rl, k = gpm_exp_reduce(x, 0.0)
-        qh, ql = gpm_expm1_r(rh, rl)
-        if k == i64(0):
-            return qh + ql
-        if k < i64(-52):                       # 2^k - 1 is not a double: keep -1 and 2^k apart
-            p = gpm_pow2i(k)
-            h, lo = gpm_dd_add(-1.0, p, qh * p, ql * p)
-            return h + lo
-        if k <= i64(52):
-            p = gpm_pow2i(k)
-            h, lo = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
-            return h + lo
-        # 2^k (1 + q) - 1 = 2^k (1 + q - 2^-k), the last term below 2^-53
-        h, lo = gpm_dd_add(1.0, -gpm_pow2i(-select(k > i64(1000), i64(1000), k)), qh, ql)
-        return gpm_scale2(h + lo, k)
-    return gpm_expm1_fast_f64(x)
+    if x != x:
+        return x
+    if x > 710.0:
+        return INF
+    if x < -38.0:
+        return -1.0
+    if fabs(x) < 5.551115123125783e-17:     # 2^-54: x + x^2/2 rounds to x
+        return x
+    rh, rl, k = gpm_exp_reduce(x, 0.0)
+    qh, ql = gpm_expm1_r(rh, rl)
+    if k == i64(0):
+        return qh + ql
+    if k < i64(-52):                       # 2^k - 1 is not a double: keep -1 and 2^k apart
+        p = gpm_pow2i(k)
+        h, lo = gpm_dd_add(-1.0, p, qh * p, ql * p)
+        return h + lo
+    if k <= i64(52):
+        p = gpm_pow2i(k)
+        h, lo = gpm_dd_add(p - 1.0, 0.0, qh * p, ql * p)
+        return h + lo
+    # 2^k (1 + q) - 1 = 2^k (1 + q - 2^-k), the last term below 2^-53
+    h, lo = gpm_dd_add(1.0, -gpm_pow2i(-select(k > i64(1000), i64(1000), k)), qh, ql)
+    return gpm_scale2(h + lo, k)
 
 
 @helper
@@ -361,21 +357,19 @@ def gpm_exp2_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_exp2_f64(x: f64) -> f64:
-    if gpm_exp2_rare_f64(x):
-        if x != x:
-            return x
-        if x > 1025.0:
-            return INF
-        if x < -1080.0:
-            return 0.0
-        kf = rint(x)
-        r = x - kf                                  # exact, |r| <= 1/2
-        th, tl = gpm_two_prod(r, LN2)
-        tl = fma(r, LN2_R, tl)
-        qh, ql = gpm_expm1_r(th, tl)
-        h, lo = gpm_fast_two_sum(1.0, qh)
-        return gpm_scale2_dd(h, lo + ql, i64(kf))
-    return gpm_exp2_fast_f64(x)
+    if x != x:
+        return x
+    if x > 1025.0:
+        return INF
+    if x < -1080.0:
+        return 0.0
+    kf = rint(x)
+    r = x - kf                                  # exact, |r| <= 1/2
+    th, tl = gpm_two_prod(r, LN2)
+    tl = fma(r, LN2_R, tl)
+    qh, ql = gpm_expm1_r(th, tl)
+    h, lo = gpm_fast_two_sum(1.0, qh)
+    return gpm_scale2_dd(h, lo + ql, i64(kf))
 
 
 @public

@@ -42,23 +42,21 @@ def gpm_sinh_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_sinh_f64(x: f64) -> f64:
-    if gpm_sinh_rare_f64(x):
-        if x != x:
-            return x
-        a = fabs(x)
-        if a < 7.450580596923828e-09:          # 2^-27: x + x^3/6 rounds to x
-            return x
-        if a > 711.0:
-            return copysign(INF, x)
-        if a > 22.0:                           # e^-a below 2^-63 of e^a: sinh = e^a / 2
-            h, lo, k = gpm_exp_kernel(a, 0.0)
-            return copysign(gpm_scale2(h + lo, k - i64(1)), x)
-        th, tl = gpm_expm1_dd(a)
-        dh, dl = gpm_dd_add_d(th, tl, 1.0)
-        uh, ul = gpm_dd_div(th, tl, dh, dl)    # t / (1 + t) = 1 - e^-a
-        h, lo = gpm_dd_add(th, tl, uh, ul)
-        return copysign(0.5 * (h + lo), x)
-    return gpm_sinh_fast_f64(x)
+    if x != x:
+        return x
+    a = fabs(x)
+    if a < 7.450580596923828e-09:          # 2^-27: x + x^3/6 rounds to x
+        return x
+    if a > 711.0:
+        return copysign(INF, x)
+    if a > 22.0:                           # e^-a below 2^-63 of e^a: sinh = e^a / 2
+        h, lo, k = gpm_exp_kernel(a, 0.0)
+        return copysign(gpm_scale2(h + lo, k - i64(1)), x)
+    th, tl = gpm_expm1_dd(a)
+    dh, dl = gpm_dd_add_d(th, tl, 1.0)
+    uh, ul = gpm_dd_div(th, tl, dh, dl)    # t / (1 + t) = 1 - e^-a
+    h, lo = gpm_dd_add(th, tl, uh, ul)
+    return copysign(0.5 * (h + lo), x)
 
 
 @helper
@@ -91,24 +89,22 @@ def gpm_cosh_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_cosh_f64(x: f64) -> f64:
-    if gpm_cosh_rare_f64(x):
-        if x != x:
-            return x
-        a = fabs(x)
-        if a < 7.450580596923828e-09:
-            return 1.0
-        if a > 711.0:
-            return INF
-        h, lo, k = gpm_exp_kernel(a, 0.0)
-        if a > 22.0:
-            return gpm_scale2(h + lo, k - i64(1))
-        p = gpm_scale2(1.0, k)
-        eh = h * p                             # exact scalings, |k| <= 32
-        el = lo * p
-        ih, il = gpm_dd_div(1.0, 0.0, eh, el)
-        sh, sl = gpm_dd_add(eh, el, ih, il)
-        return 0.5 * (sh + sl)
-    return gpm_cosh_fast_f64(x)
+    if x != x:
+        return x
+    a = fabs(x)
+    if a < 7.450580596923828e-09:
+        return 1.0
+    if a > 711.0:
+        return INF
+    h, lo, k = gpm_exp_kernel(a, 0.0)
+    if a > 22.0:
+        return gpm_scale2(h + lo, k - i64(1))
+    p = gpm_scale2(1.0, k)
+    eh = h * p                             # exact scalings, |k| <= 32
+    el = lo * p
+    ih, il = gpm_dd_div(1.0, 0.0, eh, el)
+    sh, sl = gpm_dd_add(eh, el, ih, il)
+    return 0.5 * (sh + sl)
 
 
 @helper
@@ -215,23 +211,21 @@ def gpm_arcsinh_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_arcsinh_f64(x: f64) -> f64:
-    if gpm_arcsinh_rare_f64(x):
-        if (x != x) | (fabs(x) == INF):
-            return x
-        a = fabs(x)
-        if a < 3.725290298461914e-09:          # 2^-28: x - x^3/6 rounds to x
-            return x
-        if a > 268435456.0:                    # 2^28: log(2a) to double precision
-            h, lo = gpm_log_dd(a)
-            h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
-            return copysign(h + lo, x)
-        ph, pl = gpm_two_prod(a, a)
-        ph, pl = gpm_dd_add_d(ph, pl, 1.0)
-        sh, sl = gpm_dd_sqrt(ph, pl)
-        wh, wl = gpm_dd_add_d(sh, sl, a)
-        h, lo = gpm_log_dd2(wh, wl)
+    if (x != x) | (fabs(x) == INF):
+        return x
+    a = fabs(x)
+    if a < 3.725290298461914e-09:          # 2^-28: x - x^3/6 rounds to x
+        return x
+    if a > 268435456.0:                    # 2^28: log(2a) to double precision
+        h, lo = gpm_log_dd(a)
+        h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
         return copysign(h + lo, x)
-    return gpm_arcsinh_fast_f64(x)
+    ph, pl = gpm_two_prod(a, a)
+    ph, pl = gpm_dd_add_d(ph, pl, 1.0)
+    sh, sl = gpm_dd_sqrt(ph, pl)
+    wh, wl = gpm_dd_add_d(sh, sl, a)
+    h, lo = gpm_log_dd2(wh, wl)
+    return copysign(h + lo, x)
 
 
 @helper
@@ -254,26 +248,24 @@ def gpm_arccosh_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_arccosh_f64(x: f64) -> f64:
-    if gpm_arccosh_rare_f64(x):
-        if x != x:
-            return x
-        if x < 1.0:
-            return NAN
-        if x == INF:
-            return x
-        if x == 1.0:
-            return 0.0
-        if x > 268435456.0:
-            h, lo = gpm_log_dd(x)
-            h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
-            return h + lo
-        ph, pl = gpm_two_prod(x, x)
-        ph, pl = gpm_dd_add_d(ph, pl, -1.0)
-        sh, sl = gpm_dd_sqrt(ph, pl)
-        wh, wl = gpm_dd_add_d(sh, sl, x)
-        h, lo = gpm_log_dd2(wh, wl)
+    if x != x:
+        return x
+    if x < 1.0:
+        return NAN
+    if x == INF:
+        return x
+    if x == 1.0:
+        return 0.0
+    if x > 268435456.0:
+        h, lo = gpm_log_dd(x)
+        h, lo = gpm_dd_add(h, lo, LN2, LN2_R)
         return h + lo
-    return gpm_arccosh_fast_f64(x)
+    ph, pl = gpm_two_prod(x, x)
+    ph, pl = gpm_dd_add_d(ph, pl, -1.0)
+    sh, sl = gpm_dd_sqrt(ph, pl)
+    wh, wl = gpm_dd_add_d(sh, sl, x)
+    h, lo = gpm_log_dd2(wh, wl)
+    return h + lo
 
 
 @public

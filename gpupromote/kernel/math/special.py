@@ -107,9 +107,22 @@ def gpm_sigmoid_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_sigmoid_f64(x: f64) -> f64:
-    if gpm_sigmoid_rare_f64(x):                # e^x (1 - e^x + ...): e^x alone, rounded once
+    if x != x:
+        return x
+    if x < -40.0:                          # e^x (1 - e^x + ...): e^x alone, rounded once
         return gpm_exp_f64(x)
-    return gpm_sigmoid_fast_f64(x)
+    if x > 40.0:                           # 1 - e^-x rounds to 1
+        return 1.0
+    h, lo, k = gpm_exp_kernel(-fabs(x), 0.0)
+    p = gpm_pow2i(k)                       # k >= -58: exact scalings
+    th = h * p
+    tl = lo * p
+    dh, dl = gpm_dd_add_d(th, tl, 1.0)
+    if x >= 0.0:
+        sh, sl = gpm_dd_div(1.0, 0.0, dh, dl)
+    else:
+        sh, sl = gpm_dd_div(th, tl, dh, dl)
+    return sh + sl
 
 
 @helper

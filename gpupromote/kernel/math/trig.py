@@ -331,60 +331,54 @@ def gpm_tan_fast_f64(x: f64) -> f64:
 
 @public
 def gpm_sin_f64(x: f64) -> f64:
-    if gpm_trig_rare_f64(x):
-        if x != x:
-            return x
-        if fabs(x) == INF:
-            return NAN
-        if fabs(x) < 1.4901161193847656e-08:      # 2^-26
-            return x
-        rh, rl, q = gpm_reduce_pio2(x)
-        if (q & i64(1)) == i64(0):
-            h, lo = gpm_sin_dd(rh, rl)
-        else:
-            h, lo = gpm_cos_dd(rh, rl)
-        v = h + lo
-        return select(q >= i64(2), -v, v)
-    return gpm_sin_fast_f64(x)
+    if x != x:
+        return x
+    if fabs(x) == INF:
+        return NAN
+    if fabs(x) < 1.4901161193847656e-08:      # 2^-26
+        return x
+    rh, rl, q = gpm_reduce_pio2(x)
+    if (q & i64(1)) == i64(0):
+        h, lo = gpm_sin_dd(rh, rl)
+    else:
+        h, lo = gpm_cos_dd(rh, rl)
+    v = h + lo
+    return select(q >= i64(2), -v, v)
 
 
 @public
 def gpm_cos_f64(x: f64) -> f64:
-    if gpm_trig_rare_f64(x):
-        if x != x:
-            return x
-        if fabs(x) == INF:
-            return NAN
-        if fabs(x) < 7.450580596923828e-09:      # 2^-27: 1 - x^2/2 rounds to 1
-            return 1.0
-        rh, rl, q = gpm_reduce_pio2(x)
-        if (q & i64(1)) == i64(0):
-            h, lo = gpm_cos_dd(rh, rl)
-        else:
-            h, lo = gpm_sin_dd(rh, rl)
-        v = h + lo
-        return select((q == i64(1)) | (q == i64(2)), -v, v)
-    return gpm_cos_fast_f64(x)
+    if x != x:
+        return x
+    if fabs(x) == INF:
+        return NAN
+    if fabs(x) < 7.450580596923828e-09:      # 2^-27: 1 - x^2/2 rounds to 1
+        return 1.0
+    rh, rl, q = gpm_reduce_pio2(x)
+    if (q & i64(1)) == i64(0):
+        h, lo = gpm_cos_dd(rh, rl)
+    else:
+        h, lo = gpm_sin_dd(rh, rl)
+    v = h + lo
+    return select((q == i64(1)) | (q == i64(2)), -v, v)
 
 
 @public
 def gpm_tan_f64(x: f64) -> f64:
-    if gpm_trig_rare_f64(x):
-        if x != x:
-            return x
-        if fabs(x) == INF:
-            return NAN
-        if fabs(x) < 1.4901161193847656e-08:
-            return x
-        rh, rl, q = gpm_reduce_pio2(x)
-        sh, sl = gpm_sin_dd(rh, rl)
-        ch, cl = gpm_cos_dd(rh, rl)
-        if (q & i64(1)) == i64(0):
-            h, lo = gpm_dd_div(sh, sl, ch, cl)
-            return h + lo
-        h, lo = gpm_dd_div(ch, cl, sh, sl)
-        return -(h + lo)
-    return gpm_tan_fast_f64(x)
+    if x != x:
+        return x
+    if fabs(x) == INF:
+        return NAN
+    if fabs(x) < 1.4901161193847656e-08:
+        return x
+    rh, rl, q = gpm_reduce_pio2(x)
+    sh, sl = gpm_sin_dd(rh, rl)
+    ch, cl = gpm_cos_dd(rh, rl)
+    if (q & i64(1)) == i64(0):
+        h, lo = gpm_dd_div(sh, sl, ch, cl)
+        return h + lo
+    h, lo = gpm_dd_div(ch, cl, sh, sl)
+    return -(h + lo)
 
 
 # --------------------------------------------------------------------------------------------

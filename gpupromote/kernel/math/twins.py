@@ -1,11 +1,15 @@
 """Fast twins: entry point -> (twin, rare). ``twin(x)`` equals the entry point's result wherever
-``rare(x)`` is false, by construction: the entry point is written as "if rare(x): ... else
-twin(x)" (float64), or selects between the twin's computation and another on the same predicate
-(float32). The twin is straight-line where the entry point branches (float64: special values,
-subnormal results) or skips work only the rare inputs need (float32 sin, cos, tan: the table
-reduction of |x| >= 2^24, gathers in a vectorized loop). The CPU engine's contiguous loops run the
-twin over a block and rerun the block with the entry point if rare held for any element
-(engines/cpu/source.py); the C++ rendering and every other caller use the entry points."""
+``rare(x)`` is false. The float32 entry points select between the twin's computation and another
+on the same predicate, so there it holds by construction (and was checked on all 2^32 inputs); a
+float64 twin is its entry point's own computation for those inputs, the entry point's branches
+written as selects around the same helpers (checked around every threshold:
+tests/kernel/math/test_fast_twins.py). The entry points stay as they were, so that a kernel compiles
+them as before (a float64 entry point calling its twin compiled the twin's helpers a second time).
+The twin is straight-line where the entry point branches (float64: special values, subnormal
+results) or skips work only the rare inputs need (float32 sin, cos, tan: the table reduction of
+|x| >= 2^24, gathers in a vectorized loop). The CPU engine's contiguous loops run the twin over a
+block and rerun the block with the entry point if rare held for any element (engines/cpu/source.py);
+the C++ rendering and every other caller use the entry points."""
 from __future__ import annotations
 
 __all__ = ["FAST_TWINS", "TWIN_FUNCTIONS"]
