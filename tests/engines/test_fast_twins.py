@@ -182,3 +182,29 @@ def test_float64_kernels_give_the_entry_points_bits(op):
         for got in (getattr(gp, op)(x), getattr(gp, op)(x[::-1])[::-1]):
             bad = np.nonzero(np.asarray(got).view(np.uint64) != want.view(np.uint64))[0]
             assert bad.size == 0, f"{op}: {bad.size} differ, e.g. at x = {x[bad[:4]]!r}"
+
+
+@functools.lru_cache(maxsize=None)
+def _power_loop():
+    f = _F["gpm_power_f32"]
+
+    @njit(error_model="numpy")
+    def run(x, y, out):
+        for i in range(x.size):
+            out[i] = f(x[i], y[i])
+    return run
+
+
+def test_float32_power_of_two_and_of_anything_else():
+    # x ** 2 runs the product (the twin), any other exponent the entry point: blocks of both kinds
+    x = _inputs(6 * B + 5, (), op="sin") * np.float32(1e18)    # some squares overflow
+    y = np.full(x.size, 2.0, np.float32)
+    y[B + 7] = 0.5
+    y[4 * B:5 * B] = np.float32(-1.5)
+    want = np.empty_like(x)
+    _power_loop()(x, y, want)
+    with np.errstate(all="ignore"):
+        _same(gp.power(x, y), want)
+    _power_loop()(x, np.full(x.size, 2.0, np.float32), want)
+    with np.errstate(all="ignore"):
+        _same(gp.power(x, 2.0), want)

@@ -139,11 +139,12 @@ def _twin_of(node, names):
     """(twin, rare, operands) for a math step whose entry point has a fast twin (twins.FAST_TWINS):
     a float32 call of a straight-line entry point, or a float64 helper call; None otherwise."""
     m = _MATH_CALL.fullmatch(node.expr) if isinstance(node, ir.Apply) else None
-    if m is None or m.group(2) is not None or m.group(1) not in UNARY:
+    if m is None or m.group(2) is not None:
         return None
+    real = UNARY[m.group(1)][0] if m.group(1) in UNARY else BINARY.get(m.group(1))
     dtypes = {a.dtype for a in node.args}
     suffix = "f32" if dtypes == {D.float32} else "f64" if dtypes == {D.float64} else None
-    pair = FAST_TWINS.get(f"gpm_{UNARY[m.group(1)][0]}_{suffix}")
+    pair = FAST_TWINS.get(f"gpm_{real}_{suffix}")
     return None if pair is None else (*pair, ", ".join(names[a] for a in node.args))
 
 

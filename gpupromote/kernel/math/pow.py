@@ -277,3 +277,16 @@ def gpm_power_f32(x: f32, y: f32) -> f32:
     h, lo = gpm_pow_narrow_dd(dx, dy)
     r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_round_odd(h, lo)))
     return select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, select(y != y, y, r)))
+
+
+@helper
+def gpm_power_sq_f32(x: f32, y: f32) -> f32:
+    """gpm_power_f32(x, 2): |x|^2 is exact in double and rounded once there (gpm_pow_int_dd), so it
+    is the float32 product x * x (overflow, subnormals and signed zeros alike); a NaN x is x. The
+    fast twin of x ** 2 (twins.py), where the entry point also computes exp(y log x)."""
+    return select(x != x, x, x * x)
+
+
+@helper
+def gpm_power_not_sq_f32(x: f32, y: f32) -> bool:
+    return not (y == f32(2.0))
