@@ -208,3 +208,19 @@ def test_float32_power_of_two_and_of_anything_else():
     _power_loop()(x, np.full(x.size, 2.0, np.float32), want)
     with np.errstate(all="ignore"):
         _same(gp.power(x, 2.0), want)
+
+
+def test_float64_power_of_two_is_the_product():
+    x = _inputs(3 * B + 5, (), op="exp") * 1e150     # some squares overflow, some underflow below
+    x[::7] *= 1e-300
+    f = _F["gpm_power_f64"]
+
+    @njit(error_model="numpy")
+    def run(x, out):
+        for i in range(x.size):
+            out[i] = f(x[i], 2.0)
+    want = np.empty_like(x)
+    run(x, want)
+    with np.errstate(all="ignore"):
+        _same(gp.power(x, 2.0), want)
+        assert np.array_equal(want, x * x)

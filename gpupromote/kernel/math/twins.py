@@ -19,6 +19,7 @@ FAST_TWINS = {
     "gpm_cos_f32":     ("gpm_cos_cw_f32",        "gpm_trig_big_f32"),
     "gpm_tan_f32":     ("gpm_tan_cw_f32",        "gpm_trig_big_f32"),
     "gpm_power_f32":   ("gpm_power_sq_f32",      "gpm_power_not_sq_f32"),   # x ** 2
+    "gpm_power_f64":   ("gpm_power_sq_f64",      "gpm_power_not_sq_f64"),
     "gpm_exp_f64":     ("gpm_exp_fast_f64",      "gpm_exp_rare_f64"),
     "gpm_exp2_f64":    ("gpm_exp2_fast_f64",     "gpm_exp2_rare_f64"),
     "gpm_expm1_f64":   ("gpm_expm1_fast_f64",    "gpm_expm1_rare_f64"),

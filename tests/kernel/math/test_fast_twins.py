@@ -52,8 +52,8 @@ def _differences(entry, twin, rare, x):
     """The inputs where the twin's bits differ from the entry point's and rare is false (the twin
     and the predicate as the CPU kernels write them: llvm_binding's intrinsics). Binary entry points
     (power) are checked at y = 2, their twin's case."""
-    if entry == "gpm_power_f32":
-        return _power_differences(twin, rare, x)
+    if entry.startswith("gpm_power_"):
+        return _power_differences(entry, twin, rare, x)
     if entry not in _loops:
         e = intrinsic_for(entry) if entry.endswith("_f32") else _F[entry]
         t, r = intrinsic_for(twin), intrinsic_for(rare)
@@ -69,19 +69,21 @@ def _differences(entry, twin, rare, x):
     return x[(want.view(bits) != got.view(bits)) & ~flagged]
 
 
-def _power_differences(twin, rare, x):
-    if "power" not in _loops:
-        e, t, r = intrinsic_for("gpm_power_f32"), intrinsic_for(twin), intrinsic_for(rare)
+def _power_differences(entry, twin, rare, x):
+    if entry not in _loops:
+        e = intrinsic_for(entry) if entry.endswith("_f32") else _F[entry]
+        t, r = intrinsic_for(twin), intrinsic_for(rare)
 
         @njit(error_model="numpy")
         def loop(x, y, want, got, flagged):
             for i in range(x.size):
                 want[i], got[i], flagged[i] = e(x[i], y), t(x[i], y), r(x[i], y)
-        _loops["power"] = loop
+        _loops[entry] = loop
     want, got, flagged = np.empty_like(x), np.empty_like(x), np.empty(x.size, np.bool_)
-    _loops["power"](x, np.float32(2.0), want, got, flagged)
+    _loops[entry](x, x.dtype.type(2.0), want, got, flagged)
     assert not flagged.any()
-    return x[want.view(np.uint32) != got.view(np.uint32)]
+    bits = np.uint32 if x.dtype == np.float32 else np.uint64
+    return x[want.view(bits) != got.view(bits)]
 
 
 @pytest.mark.parametrize("entry", FAST_TWINS)
