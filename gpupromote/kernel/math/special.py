@@ -452,23 +452,15 @@ def gpm_logaddexp_dd(x: f64, y: f64) -> tuple[f64, f64]:
 
 @public
 def gpm_logaddexp_f64(x: f64, y: f64) -> f64:
-    if x != x:
-        return x
-    if y != y:
-        return y
-    if x == y:
-        if fabs(x) == INF:
-            return x
-        h, lo = gpm_two_sum(x, LN2)
-        return h + (lo + LN2_R)
-    if (x == INF) | (y == INF):
-        return INF
-    if x == NINF:
-        return y + 0.0      # log(e^y + 0) is y, and log(1) is +0: a -0.0 becomes +0.0
-    if y == NINF:
-        return x + 0.0
-    h, lo = gpm_logaddexp_dd(x, y)
-    return h + lo
+    # straight-line (vectorizes): the special cases selected around the double-double core, which
+    # runs on (0, 1) for them; x == y is x + ln 2 (log(e^x + e^x)), +0.0 added where one side is
+    # -inf (log(e^y + 0) is y, and log(1) is +0: a -0.0 becomes +0.0)
+    fin = (fabs(x) < INF) & (fabs(y) < INF)
+    h, lo = gpm_logaddexp_dd(select(fin, x, 0.0), select(fin, y, 1.0))
+    eh, el = gpm_two_sum(x, LN2)
+    same = select(fabs(x) == INF, x, eh + (el + LN2_R))
+    v = select((x == INF) | (y == INF), INF, select(x == NINF, y + 0.0, select(y == NINF, x + 0.0, h + lo)))
+    return select(x != x, x, select(y != y, y, select(x == y, same, v)))
 
 
 @helper
