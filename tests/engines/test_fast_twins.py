@@ -226,13 +226,15 @@ def test_float64_power_of_two_is_the_product():
         assert np.array_equal(want, x * x)
 
 
-def test_float64_logaddexp_written_inline_gives_the_entry_points_bits():
+@pytest.mark.parametrize("op", ["logaddexp", "arctan2"])
+def test_float64_binary_functions_written_inline_give_the_entry_points_bits(op):
     # straight-line now (the special cases selected): every pair of specials, random pairs, x == y
-    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-300, 5e-324, 700.0, -700.0, 1e308])
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-300, 5e-324, 700.0, -700.0, 1e308, 2.0**60,
+                   2.0**-60, 0.41421356237309503])
     gx, gy = (g.ravel() for g in np.meshgrid(sp, sp))
     x = np.concatenate([gx, _float64_inputs(), np.linspace(-30, 30, 999)])
     y = np.concatenate([gy, np.roll(_float64_inputs(seed=14), 3), np.linspace(-30, 30, 999)])
-    f = _F["gpm_logaddexp_f64"]
+    f = _F[f"gpm_{op}_f64"]
 
     @njit(error_model="numpy")
     def run(x, y, out):
@@ -240,7 +242,8 @@ def test_float64_logaddexp_written_inline_gives_the_entry_points_bits():
             out[i] = f(x[i], y[i])
     want = np.empty_like(x)
     run(x, y, want)
-    text = cpu_source.source(ir.from_plan(plan_for("logaddexp", [x, y], policy="numpy")))
-    assert "gp_logaddexp(" not in text.split('Do not edit."""')[1]     # (the docstring lists the IR)
+    text = cpu_source.source(ir.from_plan(plan_for(op, [x, y], policy="numpy")))
+    helper = {"logaddexp": "gp_logaddexp(", "arctan2": "gp_atan2("}[op]
+    assert helper not in text.split('Do not edit."""')[1]     # (the docstring lists the IR)
     with np.errstate(all="ignore"):
-        _same(gp.logaddexp(x, y), want)
+        _same(getattr(gp, op)(x, y), want)

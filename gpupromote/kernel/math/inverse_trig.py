@@ -229,46 +229,42 @@ def gpm_signbit(x: f64) -> bool:
 
 @public
 def gpm_arctan2_f64(y: f64, x: f64) -> f64:
-    if y != y:
-        return y
-    if x != x:
-        return x
+    # straight-line (vectorizes): the core on (|x|, |y|) within 2^60 of each other, both nonzero
+    # and finite ((1, 1) otherwise), then the other cases selected over it, the first ones last
     ax = fabs(x)
     ay = fabs(y)
     xneg = gpm_signbit(x)
-    if ay == INF:
-        if ax == INF:
-            return copysign(select(xneg, PI3O4, PIO4), y)
-        return copysign(PIO2, y)
-    if ax == INF:
-        return copysign(select(xneg, PI, 0.0), y)
-    if ay == 0.0:
-        return copysign(select(xneg, PI, 0.0), y)
-    if ax == 0.0:
-        return copysign(PIO2, y)
-    if ay * 8.673617379884035e-19 > ax:    # ay > 2^60 ax: pi/2 (+ or -) a tiny angle rounds to pi/2
-        return copysign(PIO2, y)
-    if ax * 8.673617379884035e-19 > ay:    # ay < 2^-60 ax
-        if xneg:
-            return copysign(PI, y)
-        return copysign(ay / ax, y)        # atan(t) = t to double precision, rounded once
+    big = ay * 8.673617379884035e-19 > ax       # ay > 2^60 ax: pi/2 (+ or -) a tiny angle rounds to pi/2
+    small = ax * 8.673617379884035e-19 > ay     # ay < 2^-60 ax
+    ok = (ax > 0.0) & (ay > 0.0) & (ax < INF) & (ay < INF) & (not big) & (not small)
+    ax1 = select(ok, ax, 1.0)
+    ay1 = select(ok, ay, 1.0)
     # scale both near 1 (exact: within 2^60 of each other)
-    m = select(ax > ay, ax, ay)
+    m = select(ax1 > ay1, ax1, ay1)
     e = i64(as_u64(m) >> u64(52)) - i64(1023)
     e = select(e == i64(-1023), i64(-1074), e)   # a subnormal larger one: scale up generously
-    sx = gpm_scale2(ax, -e)
-    sy = gpm_scale2(ay, -e)
+    sx = gpm_scale2(ax1, -e)
+    sy = gpm_scale2(ay1, -e)
     swap = sy > sx
     num = select(swap, sx, sy)
     den = select(swap, sy, sx)
     qh = num / den
     ql = fma(-qh, den, num) / den
     ah, al = gpm_atan_pos_dd(qh, ql)
-    if swap:
-        ah, al = gpm_dd_add(PIO2, PIO2_LO, -ah, -al)
-    if xneg:
-        ah, al = gpm_dd_add(PI, PI_LO, -ah, -al)
-    return copysign(ah + al, y)
+    bh, bl = gpm_dd_add(PIO2, PIO2_LO, -ah, -al)
+    ah = select(swap, bh, ah)
+    al = select(swap, bl, al)
+    ch, cl = gpm_dd_add(PI, PI_LO, -ah, -al)
+    ah = select(xneg, ch, ah)
+    al = select(xneg, cl, al)
+    r = copysign(ah + al, y)
+    r = select(small, select(xneg, copysign(PI, y), copysign(ay / ax, y)), r)   # atan(t) = t, rounded once
+    r = select(big, copysign(PIO2, y), r)
+    r = select(ax == 0.0, copysign(PIO2, y), r)
+    r = select(ay == 0.0, copysign(select(xneg, PI, 0.0), y), r)
+    r = select(ax == INF, copysign(select(xneg, PI, 0.0), y), r)
+    r = select(ay == INF, select(ax == INF, copysign(select(xneg, PI3O4, PIO4), y), copysign(PIO2, y)), r)
+    return select(y != y, y, select(x != x, x, r))
 
 
 @public
