@@ -43,7 +43,7 @@ def module():
     return mod
 
 
-def _run_gpu(module, red, views, M, K, div, shape, grid, block):
+def _run_gpu(module, red, views, M, K, div, shape, grid, block, cols):
     import cupy as cp
     name = cuda.reduction_name(red)
     sv = cpu.storage_view(red.out)
@@ -66,10 +66,11 @@ def _run_gpu(module, red, views, M, K, div, shape, grid, block):
         nc = cuda.chunks(K)
         part = cp.zeros(max(M * nc, 1), red.acc.numpy)
         if red.sequential:
-            module.get_function(f"{name}_parts")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc), part, *ops))
+            module.get_function(f"{name}_parts")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc),
+                                                                        np.int64(cols), part, *ops))
         else:
             lanes = cp.zeros(max(M * -(-K // 128) * 8, 1), red.acc.numpy)
-            module.get_function(f"{name}_lanes")((grid,), (block,), (np.int64(M), np.int64(K), lanes, *ops))
+            module.get_function(f"{name}_lanes")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(cols), lanes, *ops))
             module.get_function(f"{name}_leaves")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc), part, lanes))
         module.get_function(f"{name}_merge")((grid,), (block,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
     return out.get()
@@ -82,19 +83,19 @@ def test_gpu_reduction_equals_the_cpu_engine(module, case):
     x = _data(dt, (M, K), M * K + 1, op)
     stages = _stages(op, plan)
     div = DIVISOR.get(op, lambda K: float(K))(K)
-    for grid, block in ((1, 1), (7, 64), (264, 256)):
+    for grid, block, cols in ((1, 1, 0), (7, 64, 1), (264, 256, 0), (264, 256, 1)):   # cols: both schedules
         views = [x]
         for red in stages:
             shape = (M, K) if red.scan else (M,)
             want = np.empty(shape, red.out.numpy)
             d = float(K) if red is not stages[-1] else div
             cpu.run(red, views, want, K, d)
-            got = _run_gpu(module, red, views, M, K, d, shape, grid, block)
+            got = _run_gpu(module, red, views, M, K, d, shape, grid, block, cols)
             w = _bits(want)
             with np.errstate(invalid="ignore"):
                 nan = np.isnan(want.astype(np.complex128)) if want.dtype.kind in "fcV" or dt == "bfloat16" else False
             assert np.array_equal(np.where(nan, 0, got.view(w.dtype)), np.where(nan, 0, w)), \
-                f"{op} {dt} grid {grid}x{block}: GPU {got[:4]} vs CPU {want[:4]}"
+                f"{op} {dt} grid {grid}x{block} cols={cols}: GPU {got[:4]} vs CPU {want[:4]}"
             if not red.scan:
                 views = [x, np.broadcast_to(want[:, None], (M, K))]
 

@@ -40,18 +40,21 @@ def gpm_carrier_bf16(y: f32) -> f32:
 
 
 @helper
-def gpm_narrow_nan(x: f32, r: f32) -> f32:
-    """r, or for a NaN x the quiet NaN with x's sign (what gpm_round_<fmt> gives a NaN)."""
-    return select(x != x, copysign(as_f32(u32(0x7FC00000)), x), r)
+def gpm_narrow_nan(x: f32, y: f32, r: f32) -> f32:
+    """r, or for a NaN result y the quiet NaN with the sign of x if x is a NaN, else of y (what
+    gpm_round_<fmt> gives a NaN). Keyed on the result, not only the input: arithmetic on a NaN
+    gives x86's payload on the CPU and the canonical 0x7FFFFFFF on a GPU, so no NaN may reach the
+    carriers (bfloat16's would round 0x7FFFFFFF to -0.0)."""
+    return select(y != y, copysign(as_f32(u32(0x7FC00000)), select(x != x, x, y)), r)
 
 
 @helper
 def gpm_narrow_f16(x: f32, y: f32) -> f32:
     """The float16 result of input x from its float32 result y: y rounded, a NaN the format's one."""
-    return gpm_narrow_nan(x, gpm_carrier_f16(y))
+    return gpm_narrow_nan(x, y, gpm_carrier_f16(y))
 
 
 @helper
 def gpm_narrow_bf16(x: f32, y: f32) -> f32:
     """The bfloat16 result of input x from its float32 result y: y rounded, a NaN the format's one."""
-    return gpm_narrow_nan(x, gpm_carrier_bf16(y))
+    return gpm_narrow_nan(x, y, gpm_carrier_bf16(y))
