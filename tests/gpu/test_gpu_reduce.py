@@ -72,6 +72,10 @@ def _run_gpu(module, red, views, M, K, div, shape, grid, block, cols):
             lanes = cp.zeros(max(M * -(-K // 128) * 8, 1), red.acc.numpy)
             module.get_function(f"{name}_lanes")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(cols), lanes, *ops))
             module.get_function(f"{name}_leaves")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc), part, lanes))
+        for n in cuda.fold_levels(nc):
+            nc = -(-n // cuda.FOLD)
+            part, src = cp.zeros(max(M * nc, 1), red.acc.numpy), part
+            module.get_function(f"{name}_fold")((grid,), (block,), (np.int64(M), np.int64(n), src, part))
         module.get_function(f"{name}_merge")((grid,), (block,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
     return out.get()
 

@@ -36,6 +36,8 @@ CASES = [
     ("cumsum", "float32", "torch", 3, 300), ("cumsum", "float16", "jax", 3, 300), ("cumprod", "bfloat16", "numpy", 2, 40),
     ("max", "float32", "jax", 3, 300), ("min", "float16", "numpy", 3, 300), ("min", "float64", "jax", 2, 129),
     ("sum", "float32", "numpy", 2, 0), ("sum", "float32", "numpy", 1, 1), ("sum", "float32", "numpy", 2, 7),
+    # rows of more than FOLD chunk nodes: one fold with a short last group, two folds (1075 -> 34 -> 2)
+    ("max", "float16", "torch", 2, 300_000), ("any", "int8", "numpy", 2, 70_000), ("sum", "float32", "numpy", 1, 2_200_000),
 ]
 DIVISOR = {"mean": lambda K: float(K), "var": lambda K: float(max(K - 0, 0)), "std": lambda K: float(max(K - 1, 0))}
 
@@ -104,6 +106,11 @@ def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse, keep=None, 
                                                         *_operand_args(views)], reverse)
             _launch(lib, f"{name}_leaves", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
                                                          _ptr(part), _ptr(lanes)], reverse)
+        for n in cuda.fold_levels(nc):
+            nc = -(-n // cuda.FOLD)
+            part, src = np.zeros(max(M * nc, 1), red.acc.numpy), part
+            _launch(lib, f"{name}_fold", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(n), _ptr(src), _ptr(part)],
+                    reverse)
         _launch(lib, f"{name}_merge", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(nc), ctypes.c_double(div),
                                                     _ptr(part), _ptr(store)], reverse)
 
