@@ -27,12 +27,15 @@ def test_threads_racing_for_cold_cuda_kernels():
         f = rng.standard_normal(300) * 10
         x = {"i8": cp.asarray(f.astype(np.int8)), "u16": cp.asarray(np.abs(f).astype(np.uint16)),
              "f16": cp.asarray(f.astype(np.float16)), "f32": cp.asarray(f.astype(np.float32)),
-             "m": cp.asarray(f[:288].reshape(12, 24))}
+             "m": cp.asarray(f[:288].reshape(12, 24)), "big": cp.asarray(rng.standard_normal((300, 200)))}
         fused = gp.fuse(lambda a, b: a * b + 1)
         jobs = {"add i8 u16 (compiled)": lambda: gp.add(x["i8"], x["u16"]),
                 "multiply f16 f32 (compiled)": lambda: gp.multiply(x["f16"], x["f32"]),
                 "add f32 i8 (Python path)": lambda: gp.add.__wrapped__(x["f32"], x["i8"]),
                 "subtract transposed 2.5 (strided)": lambda: gp.subtract(x["m"].T, 2.5),
+                # long enough that launches of one kernel overlap (the host tier's launch geometry
+                # was shared by all threads: 206 of 240 such results differed before it was thread-local)
+                "subtract transposed 300x200 (strided, long)": lambda: gp.subtract(x["big"].T, 2.5),
                 "exp f32 (unary)": lambda: gp.exp(x["f32"]),
                 "fuse a*b+1": lambda: fused(x["f16"], x["i8"])}
         labels = list(jobs)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIM = os.path.join(HERE, "gp_hostcuda_shim.h")
 FAULTS = os.path.join(HERE, "gp_hostcuda_faults.h")
-BUILDER_VERSION = "2"  # bump when the appended launch code changes meaning
+BUILDER_VERSION = "3"  # bump when the appended launch code changes meaning
 
 SANITIZE_FLAGS = {
     "alignment": ("-fsanitize=alignment", "-fsanitize-recover=all"),
@@ -96,7 +96,7 @@ def kernel_signatures(source: str) -> dict[str, tuple[Param, ...]]:
 
 def _launch_code(signatures) -> str:
     """The launch and parameter-size functions appended to a translation unit."""
-    lines = ['#include "gp_hostcuda_faults.h"', 'extern "C" {', "uint3 threadIdx, blockIdx;", "dim3 blockDim, gridDim;"]
+    lines = ['#include "gp_hostcuda_faults.h"', 'extern "C" {', "thread_local uint3 threadIdx, blockIdx;", "thread_local dim3 blockDim, gridDim;"]
     for name, params in signatures.items():
         sizes = " ".join(f"out[{i}] = (int)sizeof({p.ctype});" for i, p in enumerate(params))
         args = ", ".join(f"*({p.ctype}*)params[{i}]" for i, p in enumerate(params))

@@ -29,7 +29,7 @@ struct gphc_overflow { gphc_source_location loc; const gphc_type_descriptor* typ
 
 static unsigned long long gphc_fault_count = 0;
 static char gphc_first_fault[1024];
-static jmp_buf* gphc_escape = 0;  // set by a running launch function
+static thread_local jmp_buf* gphc_escape = 0;  // set by a running launch function (of this thread)
 
 static void gphc_record(const char* kind, const gphc_source_location* loc, const char* detail) {
   if (gphc_fault_count++ == 0) {

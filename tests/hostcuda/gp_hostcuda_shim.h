@@ -8,8 +8,10 @@
 //   * __CUDACC__ and __CUDA_ARCH__ (sm_90) are defined *after* those headers, so that
 //     kernels/*.cuh take their device code paths (the ones a GPU runs), while CUDA's and CuPy's
 //     headers were compiled as host code;
-//   * threadIdx / blockIdx / blockDim / gridDim are globals the launch function sets before it
-//     calls the kernel once per (block, thread): one host thread plays every CUDA thread in turn;
+//   * threadIdx / blockIdx / blockDim / gridDim are thread-local globals the launch function sets
+//     before it calls the kernel once per (block, thread): one host thread plays every CUDA thread
+//     in turn (thread-local: Python threads launching the same kernel at once, with the GIL
+//     released by ctypes, each play their own launch; shared globals mixed their indices);
 //   * the device intrinsics the headers call (bit casts, __clz, __ldg, the __*_rn operations) are
 //     plain C++ with the same results;
 //   * the three inline-PTX conversions of gpupromote_elementwise.cuh (cvt.f32.f16, cvt.rn.f16.f32,
@@ -41,8 +43,8 @@
 
 // ---- launch geometry: defined and set by the launch functions the builder appends ---------------
 extern "C" {
-extern uint3 threadIdx, blockIdx;
-extern dim3 blockDim, gridDim;
+extern thread_local uint3 threadIdx, blockIdx;
+extern thread_local dim3 blockDim, gridDim;
 }
 
 // ---- device intrinsics ---------------------------------------------------------------------------
