@@ -33,15 +33,14 @@ show("engine.run sum f32 1e7 (launches only)", lambda: engine.run(red, [x2], out
 print("engine.run equals gp.sum:", float(out[0]) == float(cp.asarray(gp.sum(x, policy="torch"))))
 
 # each kernel alone (the launches of engine.run, as tests/gpu/test_gpu_reduce.py makes them)
-mod = engine._module(red, 0)
-name = engine.reduction_name(red)
+mod, name = engine._module(red, 0)
 nl = -(-K // LEAF)
 nc = engine.chunks(K)
 lanes = cp.empty(nl * LANES, cp.float32)
 part = cp.empty(nc, cp.float32)
 ops = [x2, np.int64(x2.strides[0]), np.int64(x2.strides[1])]
 g = engine._grid
-B = engine._BLOCK
+B = engine.BLOCK
 show(f"  _lanes ({nl * LANES} threads)", lambda: mod.get_function(f"{name}_lanes")(
     (g(nl * LANES),), (B,), (np.int64(1), np.int64(K), np.int64(0), lanes, *ops)))
 show(f"  _leaves ({nc} threads)", lambda: mod.get_function(f"{name}_leaves")(

@@ -303,6 +303,9 @@ def _load_fastpath():
     _sanitize.add_sink(_fastpath.set_sanitizing)   # while sanitizing, the compiled path declines every call
     if hasattr(_fastpath, "set_threads"):
         cpu_threads.add_sink(_fastpath.set_threads)   # the C pool splits calls over the CPU engine's threads
+    if hasattr(_fastpath, "launch"):
+        from ..engines.cuda import rawlaunch
+        rawlaunch.set_launch(_fastpath.launch)   # the CUDA reductions launch from C
     return _fastpath
 
 

@@ -96,7 +96,8 @@ def kernel_signatures(source: str) -> dict[str, tuple[Param, ...]]:
 
 def _launch_code(signatures) -> str:
     """The launch and parameter-size functions appended to a translation unit."""
-    lines = ['#include "gp_hostcuda_faults.h"', 'extern "C" {', "thread_local uint3 threadIdx, blockIdx;", "thread_local dim3 blockDim, gridDim;"]
+    lines = ['#include "gp_hostcuda_faults.h"', 'extern "C" {', "thread_local uint3 threadIdx, blockIdx;",
+             "thread_local dim3 blockDim, gridDim;"]
     for name, params in signatures.items():
         sizes = " ".join(f"out[{i}] = (int)sizeof({p.ctype});" for i, p in enumerate(params))
         args = ", ".join(f"*({p.ctype}*)params[{i}]" for i, p in enumerate(params))

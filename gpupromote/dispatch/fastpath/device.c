@@ -257,3 +257,82 @@ decline:
     Py_XDECREF(result);
     return NULL;
 }
+
+/* launch(address, function, grid, block, stream, fmt, *values): one cuLaunchKernel (at `address`)
+ * of CUfunction `function` on a 1-d grid, its parameters `values` packed as `fmt` says, one
+ * character each: q / Q 64-bit (a pointer is Q), i / I 32-bit, h / H 16-bit, b / B 8-bit
+ * integers, d double, f float, ? a bool byte.  For the Python launchers whose kernels' parameters
+ * are known (engines/cuda/reduce.py): a call through CuPy's RawKernel costs ~10 us of host time
+ * (H200 host, 2026-11-27), this one the conversions.  The caller makes the device's context current
+ * on its thread first (CuPy's allocations and launches do); a refused launch raises
+ * CUDADriverError once bind_device has run, RuntimeError before. */
+#define GP_LAUNCH_MAX 64
+
+PyObject *
+gp_launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 6) {
+        PyErr_SetString(PyExc_TypeError, "launch(address, function, grid, block, stream, fmt, *values)");
+        return NULL;
+    }
+    unsigned long long address = PyLong_AsUnsignedLongLong(args[0]);
+    unsigned long long function = PyLong_AsUnsignedLongLong(args[1]);
+    long long grid = PyLong_AsLongLong(args[2]), block = PyLong_AsLongLong(args[3]);
+    unsigned long long stream = PyLong_AsUnsignedLongLong(args[4]);
+    Py_ssize_t nfmt;
+    const char *fmt = PyUnicode_Check(args[5]) ? PyUnicode_AsUTF8AndSize(args[5], &nfmt) : NULL;
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (fmt == NULL || nfmt != nargs - 6 || nfmt > GP_LAUNCH_MAX || address == 0 || grid < 1
+            || grid > 0x7fffffffLL || block < 1 || block > 1024) {
+        PyErr_Format(PyExc_ValueError, "launch: %zd values for a format of %zd (at most %d), grid %lld, block %lld, "
+                     "address %llu", nargs - 6, fmt ? nfmt : (Py_ssize_t)-1, GP_LAUNCH_MAX, grid, block, address);
+        return NULL;
+    }
+    union {
+        unsigned long long q; double d; float f; unsigned int i; unsigned short h; unsigned char b;
+    } store[GP_LAUNCH_MAX];
+    void *params[GP_LAUNCH_MAX];
+    for (Py_ssize_t j = 0; j < nfmt; j++) {
+        PyObject *v = args[6 + j];
+        switch (fmt[j]) {
+        case 'q': store[j].q = (unsigned long long)PyLong_AsLongLong(v); break;
+        case 'Q': store[j].q = PyLong_AsUnsignedLongLong(v); break;
+        case 'i': case 'I': store[j].i = (unsigned int)PyLong_AsLongLong(v); break;
+        case 'h': case 'H': store[j].h = (unsigned short)PyLong_AsLongLong(v); break;
+        case 'b': case 'B': store[j].b = (unsigned char)PyLong_AsLongLong(v); break;
+        case 'd': store[j].d = PyFloat_AsDouble(v); break;
+        case 'f': store[j].f = (float)PyFloat_AsDouble(v); break;
+        case '?': {
+            int t = PyObject_IsTrue(v);
+            store[j].b = (unsigned char)(t > 0);
+            break;
+        }
+        default:
+            PyErr_Format(PyExc_ValueError, "launch: no parameter type '%c'", fmt[j]);
+            return NULL;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        params[j] = &store[j];
+    }
+    int status = ((gp_cu_launch)(uintptr_t)address)((void *)(uintptr_t)function, (unsigned)grid, 1, 1,
+                                                     (unsigned)block, 1, 1, 0, (void *)(uintptr_t)stream,
+                                                     params, NULL);
+    if (status != 0) {
+        if (gp_driver_error != NULL) {
+            PyObject *exc = PyObject_CallFunction(gp_driver_error, "i", status);
+            if (exc != NULL) {
+                PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+                Py_DECREF(exc);
+            }
+        }
+        else {
+            PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel failed with CUresult %d", status);
+        }
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}

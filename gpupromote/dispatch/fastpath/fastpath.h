@@ -177,6 +177,7 @@ extern GP_INTERNAL PyObject *gp_ensure_context;          /* cupy.cuda.runtime.me
 extern GP_INTERNAL GP_THREAD_LOCAL unsigned long long gp_contexts_ready;
 
 GP_INTERNAL PyObject *gp_entry_run_device(EntryObject *e, PyObject *const *args, PyObject *out, int *raised);
+GP_INTERNAL PyObject *gp_launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---------------------------------------------------------------------------------------------
  * ops.c */

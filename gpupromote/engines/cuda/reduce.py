@@ -30,6 +30,7 @@ import re
 
 from ...kernel import ir
 from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
+from .rawlaunch import BLOCK, Launches, scalar_format
 from .source import (LOADS, STORE_FUNCTIONS, apply_text, cast_text, compute_ctype, const_text, prologue,
                      round_to_narrow_text, storage_ctype)
 
@@ -347,18 +348,26 @@ def fold_levels(nc: int) -> list[int]:
 # ---------------------------------------------------------------------------------------------
 # Launching (CuPy arrays)
 
-_BLOCK = 128
 _loaded: dict = {}
+_by_id: dict = {}    # (id(red), device) -> (red, (module, name)): the hot path, no hashing of red
 
 
 def _module(red: Reduction, device_id: int):
-    key = (reduction_name(red), device_id)   # (the label is part of the kernels' names)
+    """(the module holding red's kernels on device_id, their name prefix)."""
+    hit = _by_id.get((id(red), device_id))
+    if hit is not None and hit[0] is red:   # why: the entry holds red, so its id is not reused
+        return hit[1]
+    name = reduction_name(red)
+    key = (name, device_id)   # (the label is part of the kernels' names)
     mod = _loaded.get(key)
     if mod is None:
         from .modules import load_module
         src = reduction_source(red)
         mod = _loaded[key] = load_module(src, "cupy/complex.cuh" in src, device_id)[0]
-    return mod
+    if len(_by_id) > 4096:
+        _by_id.clear()
+    _by_id[(id(red), device_id)] = (red, (mod, name))
+    return mod, name
 
 
 def _columns(args, red: Reduction) -> bool:
@@ -373,54 +382,59 @@ def _columns(args, red: Reduction) -> bool:
 
 
 def _grid(n: int) -> int:
-    return max(1, min(-(-n // _BLOCK), 1 << 20))
+    return max(1, min(-(-n // BLOCK), 1 << 20))
 
 
-def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0, keep=None):
+def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0, keep=None, fast: bool = True):
     """``red`` over ``args`` on the current device into ``out`` (a contiguous CuPy array of the
     result's storage: (rows,) for a reduction, (rows, K) for a scan). An array operand is a
     (rows, K) CuPy view, or (array, row stride, K stride) in bytes (a stride 0 broadcasts it);
     a folded operand is its value. The grid never changes the result (the module docstring).
-    ``keep``: where the kept value goes (its storage, as an operand is given), for a reduction that keeps one."""
-    import numpy as np
-    from .device import cupy_module
-    cp = cupy_module()
-    ops = []
+    ``keep``: where the kept value goes (its storage, as an operand is given), for a reduction that keeps one.
+    ``fast=False``: every launch through CuPy (rawlaunch.py), for the tests of both launchers."""
+    ops, fmt = [], ""
     for a, p in zip(args, red.params):
         if p.folded:
+            code = scalar_format(compute_ctype(p.dtype))
+            fast = fast and code is not None   # (a complex value: CuPy packs it)
             ops.append(a)   # already of its carrier type (dispatch/folding.fold_operand)
+            fmt += code or "O"
         elif isinstance(a, tuple):
-            ops += [a[0], np.int64(a[1]), np.int64(a[2])]
+            ops += a
+            fmt += "Qqq"
         else:
-            ops += [a, np.int64(a.strides[0]), np.int64(a.strides[1])]
+            ops += [a, a.strides[0], a.strides[1]]
+            fmt += "Qqq"
     if (keep is None) != (red.kept is None):
         raise ValueError(f"reduction {red.label}: keep= is the array for its kept value, and only for one that keeps one")
     if keep is not None:   # (rows, K) view, or (array, row stride, K stride) in bytes as an operand
-        ops += [keep[0], np.int64(keep[1]), np.int64(keep[2])] if isinstance(keep, tuple) else \
-            [keep, np.int64(keep.strides[0]), np.int64(keep.strides[1])]
+        ops += keep if isinstance(keep, tuple) else [keep, keep.strides[0], keep.strides[1]]
+        fmt += "Qqq"
     M = out.shape[0]
-    mod = _module(red, device_id)
-    name = reduction_name(red)
-    cols = np.int64(_columns(args, red))
+    mod, name = _module(red, device_id)
+    launch = Launches(mod, device_id, fast)
     if red.combine in ("argmax", "argmin"):
-        mod.get_function(f"{name}_rows")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(K), np.float64(div), out, *ops))
+        # the kernel stores int64 (Reduction.out); a policy's int32 index (JAX) is converted after
+        index = out if out.dtype.itemsize == 8 else launch.cp.empty(M, "int64")
+        launch(f"{name}_rows", _grid(M), "qqdQ" + fmt, M, K, div, index, *ops)
+        if index is not out:
+            out[...] = index
     elif red.scan:
-        mod.get_function(f"{name}_scan")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(K), out, *ops))
+        launch(f"{name}_scan", _grid(M), "qqQ" + fmt, M, K, out, *ops)
     else:
+        cols = int(_columns(args, red))
         nc = chunks(K)
-        part = cp.empty(max(M * nc, 1), red.acc.numpy)
+        levels = fold_levels(nc)
+        nlanes = 0 if red.sequential else M * (-(-K // LEAF)) * LANES
+        part, lanes, *folds = launch.scratch([M * nc, nlanes] + [M * -(-n // FOLD) for n in levels], red.acc.numpy)
         if red.sequential:
-            mod.get_function(f"{name}_parts")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc), cols,
-                                                                            part, *ops))
+            launch(f"{name}_parts", _grid(M * nc), "qqqqQ" + fmt, M, K, nc, cols, part, *ops)
         else:
-            n = M * (-(-K // LEAF)) * LANES
-            lanes = cp.empty(max(n, 1), red.acc.numpy)
-            mod.get_function(f"{name}_lanes")((_grid(n),), (_BLOCK,), (np.int64(M), np.int64(K), cols, lanes, *ops))
-            mod.get_function(f"{name}_leaves")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(K), np.int64(nc),
-                                                                             part, lanes))
-        for n in fold_levels(nc):
+            launch(f"{name}_lanes", _grid(nlanes), "qqqQ" + fmt, M, K, cols, lanes, *ops)
+            launch(f"{name}_leaves", _grid(M * nc), "qqqQQ", M, K, nc, part, lanes)
+        for n, dst in zip(levels, folds):
             nc = -(-n // FOLD)
-            part, src = cp.empty(max(M * nc, 1), red.acc.numpy), part
-            mod.get_function(f"{name}_fold")((_grid(M * nc),), (_BLOCK,), (np.int64(M), np.int64(n), src, part))
-        mod.get_function(f"{name}_merge")((_grid(M),), (_BLOCK,), (np.int64(M), np.int64(nc), np.float64(div), part, out))
+            launch(f"{name}_fold", _grid(M * nc), "qqQQ", M, n, part, dst)
+            part = dst
+        launch(f"{name}_merge", _grid(M), "qqdQQ", M, nc, div, part, out)
     return out
