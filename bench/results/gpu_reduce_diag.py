@@ -6,6 +6,10 @@ import cupy as cp
 from cupyx.profiler import benchmark
 
 import gpupromote as gp
+try:
+    import torch
+except ImportError:
+    torch = None
 from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cuda import reduce as engine
 from gpupromote.kernel.reduce import LANES, LEAF, reduction_of
@@ -23,13 +27,17 @@ h = x.astype(cp.float16)
 m = rng.standard_normal((4096, 1024), dtype=cp.float32)
 print(f"{'call':<44} {'median of 50':>20}")
 show("gp.sum f32 1e7 (torch)", lambda a: gp.sum(a, policy="torch"), x)
+show("gp.sum f32 1e3 (torch)", lambda a: gp.sum(a, policy="torch"), x[:1000])
+show("cupy.sum f32 1e3", cp.sum, x[:1000])
+show("torch.sum f32 1e7", lambda a: torch.sum(a), torch.from_dlpack(x)) if torch else None
 show("cupy.sum f32 1e7", cp.sum, x)
 show("gp.sum f16 1e7 (torch)", lambda a: gp.sum(a, policy="torch"), h)
 red = reduction_of(plan_for("sum", [gp.spec("float32")], "torch"))
 K = x.size
 out = cp.empty(1, cp.float32)
 x2 = x.reshape(1, K)
-show("engine.run sum f32 1e7 (launches only)", lambda: engine.run(red, [x2], out, K))
+show("engine.run sum f32 1e7 (launches from C)", lambda: engine.run(red, [x2], out, K))
+show("engine.run sum f32 1e7 (launches through CuPy)", lambda: engine.run(red, [x2], out, K, fast=False))
 print("engine.run equals gp.sum:", float(out[0]) == float(cp.asarray(gp.sum(x, policy="torch"))))
 
 # each kernel alone (the launches of engine.run, as tests/gpu/test_gpu_reduce.py makes them)

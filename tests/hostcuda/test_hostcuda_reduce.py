@@ -277,7 +277,11 @@ EAGER = [("sum", "float32", "numpy", (5, 3000), 1), ("mean", "float16", "torch",
          ("any", "int8", "numpy", (3, 50), 0), ("sum", "bfloat16", "jax", (4097,), None),
          # leading axes: the kernels' column schedule (engines/cuda/reduce._columns)
          ("sum", "float32", "numpy", (700, 300), 0), ("max", "float16", "torch", (300, 129), 0),
-         ("var", "float32", "jax", (4, 300, 50), (0, 1))]
+         ("var", "float32", "jax", (4, 300, 50), (0, 1)),
+         # JAX's int32 index (the rows kernel stores int64: it wrote past the int32 result before)
+         ("argmax", "float32", "jax", (5, 300), 1), ("argmin", "float16", "jax", (900,), None),
+         # the device fast path (dispatch/reduce.py): whole C-contiguous arrays and last axes
+         ("sum", "float32", "torch", (3, 5000), None), ("mean", "float16", "numpy", (7, 300), -1)]
 
 SCANS = [("cumsum", "float32", "numpy", (5, 300), 1), ("cumsum", "float16", "torch", (40, 7, 3), 0),
          ("cumprod", "int8", "numpy", (6, 50), -1), ("cumsum", "bfloat16", "jax", (4097,), None),
