@@ -77,6 +77,18 @@ GP_DEV unsigned short gp_st_f2(float x) {
 }
 GP_DEV unsigned short gp_st_f2(double x) { return gp_store_f16_d(x); }  // one rounding, as NumPy
 
+// gp_ld_f2(gp_st_f2(x)): a float rounded to float16 and back, as the steps of a fused float16 chain
+// round (for a NaN: its sign, exponent and top 10 payload bits, a vanishing payload made 1).
+GP_DEV float gp_round_f2(float x) {
+  unsigned short h;
+  float f;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  const unsigned int top = __float_as_uint(x) & 0xffffe000u;
+  const unsigned int nan = (top & 0x007fe000u) ? top : (top | 0x2000u);
+  return gp_isnan_f(x) ? __uint_as_float(nan) : f;
+}
+
 GP_DEV unsigned short gp_st_bf(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   unsigned short h;

@@ -1,6 +1,6 @@
 """What the float16 rounding between the steps of a fused chain costs on a GPU: the fused GELU
-(tanh form) on 10^7 float16 as generated (each step stored and loaded as float16, the NaN path of
-gp_st_f2 / gp_ld_f2 kept for NumPy's payloads) against the same kernel with each round trip two
+(tanh form) on 10^7 float16 as generated (each step rounded to float16 by gp_round_f2, a NaN's
+payload bits kept as NumPy keeps them) against the same kernel with each round trip two
 hardware conversions and no NaN test. A diagnosis for the float16 rows of bench_gpu.py (fused GELU
 float16 at 8% of copy bandwidth, 2026-11-26/27); the variant is not the product (its NaN payloads
 differ). Run on a GPU: PYTHONPATH=. python3 bench/results/gpu_f16_roundtrip_diag.py"""
@@ -36,10 +36,10 @@ def main():
     variant = ("contig", width)
     name = S.kernel_name(kernel, variant)
     source = S.kernel_source(kernel, variant)
-    fast_source = source.replace("gp_ld_f2(gp_st_f2(", "gp_rt_fast((")
+    fast_source = source.replace("gp_round_f2(", "gp_rt_fast(")
     i = fast_source.index("struct ")
     fast_source = fast_source[:i] + _FAST_ROUNDTRIP + fast_source[i:]
-    print("round trips replaced:", source.count("gp_ld_f2(gp_st_f2("))
+    print("round trips replaced:", source.count("gp_round_f2("))
     scalars = [np.float32(v) for v in (0.5, 0.044715, 0.7978845608028654, 1.0)][:len(S.scalar_parameters(kernel))]
     grid = min(-(-(-(-n // width)) // L._BLOCK), L._max_blocks(0))
     outs = {}

@@ -1,6 +1,6 @@
-"""The float16 conversions of the CUDA kernels (kernels/gpupromote_elementwise.cuh): gp_st_f2 and
-gp_ld_f2, the hardware conversions with a NaN's bits selected beside them, give gp_store_f16's and
-gp_load_f16's bits (NumPy's, the integer reference of gpupromote_math.cuh) on every float16 and on
+"""The float16 conversions of the CUDA kernels (kernels/gpupromote_elementwise.cuh): gp_st_f2,
+gp_ld_f2 and the round trip gp_round_f2, the hardware conversions with a NaN's bits selected beside
+them, give gp_store_f16's and gp_load_f16's bits (NumPy's, the integer reference of gpupromote_math.cuh) on every float16 and on
 float32 samples of every kind: every NaN sign and top payload, the float16 rounding boundaries and
 their neighbours, subnormals, overflow, a stride through all 2^32 patterns."""
 from __future__ import annotations
@@ -22,7 +22,8 @@ extern "C" __global__ void gp_test_f16_conversions(long long n, const unsigned i
     const unsigned short h = (unsigned short)(x[i] & 0xffffu);
     const unsigned short st = gp_st_f2(f), st_ref = gp_store_f16(f);
     const unsigned int ld = __float_as_uint(gp_ld_f2(h)), ld_ref = __float_as_uint(gp_load_f16(h));
-    y[i] = (st != st_ref ? 1u : 0u) | (ld != ld_ref ? 2u : 0u);
+    const unsigned int rt = __float_as_uint(gp_round_f2(f)), rt_ref = __float_as_uint(gp_load_f16(st_ref));
+    y[i] = (st != st_ref ? 1u : 0u) | (ld != ld_ref ? 2u : 0u) | (rt != rt_ref ? 4u : 0u);
   }
 }
 """
@@ -52,3 +53,5 @@ def test_the_branch_free_float16_conversions_give_the_reference_bits():
     stores, loads = np.nonzero(bad & 1)[0], np.nonzero(bad & 2)[0]
     assert not stores.size, f"{stores.size} gp_st_f2 differ from gp_store_f16, e.g. x = {[hex(v) for v in x[stores[:5]]]}"
     assert not loads.size, f"{loads.size} gp_ld_f2 differ from gp_load_f16, e.g. h = {[hex(v & 0xFFFF) for v in x[loads[:5]]]}"
+    trips = np.nonzero(bad & 4)[0]
+    assert not trips.size, f"{trips.size} gp_round_f2 differ from the reference's round trip, e.g. x = {[hex(v) for v in x[trips[:5]]]}"

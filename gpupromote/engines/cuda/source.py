@@ -188,6 +188,8 @@ def _cast(expr: str, src: D.DType, dst: D.DType) -> str:
         return expr
     if dst.kind == "b":
         return f"gp_truth({expr})"
+    if dst.code == "f2" and compute_ctype(src) == "float":
+        return f"gp_round_f2({expr})"   # gp_ld_f2(gp_st_f2(...)) in fewer instructions
     if dst.code in _NARROW_CODES:
         return f"gp_ld_{dst.code}({_round_to_narrow(expr, src, dst)})"
     if dst.code == "c4":
