@@ -54,4 +54,4 @@ def test_the_branch_free_float16_conversions_give_the_reference_bits():
     assert not stores.size, f"{stores.size} gp_st_f2 differ from gp_store_f16, e.g. x = {[hex(v) for v in x[stores[:5]]]}"
     assert not loads.size, f"{loads.size} gp_ld_f2 differ from gp_load_f16, e.g. h = {[hex(v & 0xFFFF) for v in x[loads[:5]]]}"
     trips = np.nonzero(bad & 4)[0]
-    assert not trips.size, f"{trips.size} gp_round_f2 differ from the reference's round trip, e.g. x = {[hex(v) for v in x[trips[:5]]]}"
+    assert not trips.size, f"{trips.size} gp_round_f2 differ from the reference's, e.g. x = {[hex(v) for v in x[trips[:5]]]}"
