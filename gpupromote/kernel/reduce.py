@@ -156,6 +156,14 @@ def identity_of(combine: str, acc: D.DType):
     return None
 
 
+def empty_of(combine: str, acc: D.DType):
+    """The value of a reduction over no elements: the identity, but +0.0 for a float sum (NumPy's,
+    torch's and JAX's sum of an empty array is 0.0; the lanes' -0.0 start is for sums of -0.0)."""
+    if combine == "add" and acc.kind in "fc":
+        return complex(0.0, 0.0) if acc.kind == "c" else 0.0
+    return identity_of(combine, acc)
+
+
 # ---------------------------------------------------------------------------------------------
 # From a plan
 

@@ -253,3 +253,18 @@ def test_every_recorded_value_floor():
                         ok &= (math.isnan(g) and math.isnan(w)) or (g == w and math.copysign(1, g) == math.copysign(1, w))
                 agree += ok
     assert agree >= 0.975 * total, f"{agree} of {total}"
+
+
+# A sum over no elements is +0.0 in NumPy, torch and JAX; the kernels' lanes start from -0.0 so that
+# a sum of -0.0 stays -0.0, and an empty row once gave that -0.0 (kernel/reduce.empty_of)
+EMPTY_SUMS = [("float32", "numpy", (3, 0), 1), ("float64", "torch", (0,), None), ("float16", "jax", (2, 0, 4), 1),
+              ("complex64", "numpy", (0,), None), ("bfloat16", "torch", (4, 0), -1)]
+
+
+@pytest.mark.parametrize("dtype, policy, shape, axis", EMPTY_SUMS, ids=[f"{d}-{p}" for d, p, _, _ in EMPTY_SUMS])
+def test_a_sum_of_nothing_is_positive_zero(dtype, policy, shape, axis):
+    x = np.zeros(shape, gp.spec(dtype).dtype.numpy)
+    got = np.asarray(gp.sum(x, axis=axis, policy=policy)).astype(np.complex128).ravel()
+    assert got.size and not np.any(np.signbit(got.real)) and not np.any(np.signbit(got.imag)), got
+    assert np.all(np.signbit(np.asarray(gp.sum(np.full((2, 1), -0.0, x.dtype), axis=1, policy="numpy"),
+                                        dtype=np.complex128).real)), "a sum of -0.0 is -0.0 under numpy"

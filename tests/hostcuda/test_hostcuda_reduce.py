@@ -281,7 +281,9 @@ EAGER = [("sum", "float32", "numpy", (5, 3000), 1), ("mean", "float16", "torch",
          # JAX's int32 index (the rows kernel stores int64: it wrote past the int32 result before)
          ("argmax", "float32", "jax", (5, 300), 1), ("argmin", "float16", "jax", (900,), None),
          # the device fast path (dispatch/reduce.py): whole C-contiguous arrays and last axes
-         ("sum", "float32", "torch", (3, 5000), None), ("mean", "float16", "numpy", (7, 300), -1)]
+         ("sum", "float32", "torch", (3, 5000), None), ("mean", "float16", "numpy", (7, 300), -1),
+         # empty rows: the merge of no nodes alone (+0.0 for a sum), no operand read
+         ("sum", "float32", "numpy", (3, 0), 1), ("mean", "float32", "torch", (2, 0), -1)]
 
 SCANS = [("cumsum", "float32", "numpy", (5, 300), 1), ("cumsum", "float16", "torch", (40, 7, 3), 0),
          ("cumprod", "int8", "numpy", (6, 50), -1), ("cumsum", "bfloat16", "jax", (4097,), None),

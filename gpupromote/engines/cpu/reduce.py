@@ -29,7 +29,7 @@ from numba import cfunc, types as _nbtypes
 from numba.core import errors as numba_errors
 
 from ...core import dtypes as D
-from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
+from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, empty_of, identity_of
 from . import tables as _tables
 from . import threads as _threads
 from .cache import cached_cfunc
@@ -40,7 +40,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 14
+GENERATOR_VERSION = 15
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -77,8 +77,9 @@ def _fin_lines(red: Reduction) -> list[str]:
     return ["def fin(a, div):", *lines, f"    return {_store_text(value, src.dtype, red.out)}"]
 
 
-def _ident(red: Reduction) -> str:
-    v = identity_of(red.combine, red.acc)
+def _ident(red: Reduction, empty: bool = False) -> str:
+    """The identity's literal; ``empty``: the value of a row of no elements (empty_of)."""
+    v = (empty_of if empty else identity_of)(red.combine, red.acc)
     if v is None:
         return None
     if red.start == "pos":
@@ -255,7 +256,8 @@ def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> 
               f"    lanes = np.empty(LANES, {acc_np})",
               "    nl = (K + LEAF - 1) // LEAF",
               "    for m in range(m0, m1):", *_minmax_pass(red, args),
-              f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes) if nl else {ident or 'stack[0]'}, div)",
+              f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes) if nl else "
+              f"{_ident(red, empty=True) or 'stack[0]'}, div)",
               "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
               f"    stack = np.empty(STACK, {acc_np})",
               f"    buf = np.empty(LEAF * GROUP, {acc_np})",

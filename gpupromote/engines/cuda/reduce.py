@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from ...kernel import ir
-from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, identity_of
+from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, empty_of, identity_of
 from .rawlaunch import BLOCK, Launches, scalar_format
 from .source import (LOADS, STORE_FUNCTIONS, apply_text, cast_text, compute_ctype, const_text, prologue,
                      round_to_narrow_text, storage_ctype)
@@ -59,8 +59,9 @@ def _acc_c(red: Reduction) -> str:
     return compute_ctype(red.acc)
 
 
-def _ident(red: Reduction) -> str | None:
-    v = identity_of(red.combine, red.acc)
+def _ident(red: Reduction, empty: bool = False) -> str | None:
+    """The identity's C literal; ``empty``: the value of a row of no elements (empty_of)."""
+    v = (empty_of if empty else identity_of)(red.combine, red.acc)
     if v is None:
         return None
     if red.start == "pos":
@@ -266,7 +267,7 @@ def reduction_code(red: Reduction) -> str:
         f'{out}* __restrict__ y) {{',
         *grid,
         "  for (long long m = start; m < M; m += stride) {",
-        f"    y[m] = {fname}::fin(nc ? {name}_tree(part + m * nc, nc) : {_ident(red) or 'part[0]'}, div);",
+        f"    y[m] = {fname}::fin(nc ? {name}_tree(part + m * nc, nc) : {_ident(red, empty=True) or 'part[0]'}, div);",
         "  }", "}", ""]))
     return "".join(code)
 
@@ -411,6 +412,8 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
         ops += keep if isinstance(keep, tuple) else [keep, keep.strides[0], keep.strides[1]]
         fmt += "Qqq"
     M = out.shape[0]
+    if out.size == 0:
+        return out
     mod, name = _module(red, device_id)
     launch = Launches(mod, device_id, fast)
     if red.combine in ("argmax", "argmin"):
@@ -421,6 +424,8 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
             out[...] = index
     elif red.scan:
         launch(f"{name}_scan", _grid(M), "qqQ" + fmt, M, K, out, *ops)
+    elif K == 0:   # empty rows: the merge of no nodes (the identity, finished); no operand is read
+        launch(f"{name}_merge", _grid(M), "qqdQQ", M, 0, div, launch.scratch([1], red.acc.numpy)[0], out)
     else:
         cols = int(_columns(args, red))
         nc = chunks(K)
