@@ -56,6 +56,7 @@ class Launches:
     def __init__(self, module, device_id: int, fast: bool = True):
         self.cp = cupy_module()
         self.module = module
+        self._keep = None   # the scratch allocation of this call
         launch = _fast[0] if fast else None
         self.address = launch_kernel_address() if launch is not None else 0
         self.fast = launch if self.address else None
@@ -70,11 +71,12 @@ class Launches:
             self.array_type = self.cp.ndarray
 
     def _kernel(self, name):
+        """(module, the RawKernel, its CUfunction handle)."""
         key = (id(self.module), name)
         hit = _handles.get(key)
-        if hit is None or hit[0] is not self.module:
+        if hit is None or hit[0] is not self.module:   # why: the entry holds the module, so its id is not reused
             k = self.module.get_function(name)
-            hit = _handles[key] = (self.module, k, int(k.kernel.ptr) if self.fast is not None else 0)
+            hit = _handles[key] = (self.module, k, int(k.kernel.ptr))
         return hit
 
     def scratch(self, counts, dtype):
@@ -97,6 +99,6 @@ class Launches:
         if self.fast is not None:
             nd = self.array_type
             self.fast(self.address, handle, grid, BLOCK, self.stream, fmt,
-                             *[v.data.ptr if isinstance(v, nd) else v for v in values])
+                      *[v.data.ptr if isinstance(v, nd) else v for v in values])
         else:
             kernel((grid,), (BLOCK,), tuple(v if f in "QO" else _TYPED[f](v) for f, v in zip(fmt, values)))
