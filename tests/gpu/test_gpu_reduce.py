@@ -12,6 +12,7 @@ import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import reduce as cpu
 from gpupromote.engines.cuda import reduce as cuda
+from gpupromote.kernel.reduce import CHUNK_LEAVES, LEAF
 
 
 def _gpu_available():
@@ -63,11 +64,12 @@ def _run_gpu(module, red, views, M, K, div, shape, grid, block, cols):
     elif red.scan:
         module.get_function(f"{name}_scan")((grid,), (block,), (np.int64(M), np.int64(K), out, *ops))
     else:
-        nc = cuda.chunks(K)
+        cl = 1 if cols else CHUNK_LEAVES   # parts of one leaf (run()'s) or of a chunk: the same tree
+        nc = -(-(-(-K // LEAF)) // cl) if red.sequential else cuda.chunks(K)
         part = cp.zeros(max(M * nc, 1), red.acc.numpy)
         if red.sequential:
             module.get_function(f"{name}_parts")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(nc),
-                                                                        np.int64(cols), part, *ops))
+                                                                        np.int64(cl), np.int64(cols), part, *ops))
         else:
             lanes = cp.zeros(max(M * -(-K // 128) * 8, 1), red.acc.numpy)
             module.get_function(f"{name}_lanes")((grid,), (block,), (np.int64(M), np.int64(K), np.int64(cols), lanes, *ops))

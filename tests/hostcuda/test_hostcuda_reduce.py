@@ -18,7 +18,7 @@ import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import reduce as cpu
 from gpupromote.engines.cuda import reduce as cuda
-from gpupromote.kernel.reduce import reduction_of
+from gpupromote.kernel.reduce import CHUNK_LEAVES, LEAF, reduction_of
 from tests import hostcuda
 from tests.hostcuda.support import HOSTCUDA_MARKS
 
@@ -95,11 +95,13 @@ def _run_cuda(lib, red, views, M, K, div, out, grid, block, reverse, keep=None, 
         _launch(lib, f"{name}_scan", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), _ptr(store),
                                                    *_operand_args(views)], reverse)
     else:
-        nc = cuda.chunks(K)
+        cl = 1 if cols.value else CHUNK_LEAVES   # parts of one leaf (run()'s) or of a chunk: the same tree
+        nc = -(-(-(-K // LEAF)) // cl) if red.sequential else cuda.chunks(K)
         part = np.zeros(max(M * nc, 1), red.acc.numpy)
         if red.sequential:
             _launch(lib, f"{name}_parts", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), ctypes.c_longlong(nc),
-                                                        cols, _ptr(part), *_operand_args(views)], reverse)
+                                                        ctypes.c_longlong(cl), cols, _ptr(part), *_operand_args(views)],
+                    reverse)
         else:
             lanes = np.zeros(max(M * -(-K // 128) * 8, 1), red.acc.numpy)
             _launch(lib, f"{name}_lanes", grid, block, [ctypes.c_longlong(M), ctypes.c_longlong(K), cols, _ptr(lanes),

@@ -3,10 +3,12 @@
 
 Every thread works alone (no shared memory, no atomics, nothing that depends on the grid):
 
-    <name>_parts(M, K, nc, part, operands...)   grid-stride over (row m, chunk c): the node of
-                                                CHUNK_LEAVES leaves c*CHUNK .. of row m (leaves of
-                                                LEAF elements in LANES lanes, the binary counter's
-                                                tree over them), stored in part[m * nc + c]
+    <name>_parts(M, K, nc, cl, cols, part, operands...)
+                                                grid-stride over (row m, part c): the node of the
+                                                cl leaves c*cl .. of row m (cl a power of two;
+                                                leaves of LEAF elements, the binary counter's tree
+                                                over them), stored in part[m * nc + c]; run() gives
+                                                the sequential combines one leaf a thread (cl = 1)
     <name>_fold(M, n, src, dst)                 grid-stride over (row m, group g): the tree of the
                                                 aligned group of FOLD nodes src[m*n + g*FOLD ..],
                                                 stored in dst[m * ceil(n/FOLD) + g]; run() folds a
@@ -230,14 +232,14 @@ def reduction_code(red: Reduction) -> str:
     if not red.sequential:
         code.append(_lane_kernels(red, name, fname, decls, init, grid))
     code.append("\n".join([
-        f'extern "C" __global__ void {name}_parts(long long M, long long K, long long nc, long long cols, '
+        f'extern "C" __global__ void {name}_parts(long long M, long long K, long long nc, long long cl, long long cols, '
         f'{acc}* __restrict__ part, {", ".join(decls)}) {{',
         f"  const {fname} f = {init};", *grid,
         f"  const long long nl = (K + {LEAF - 1}) / {LEAF};",
         "  for (long long i = start; i < M * nc; i += stride) {",
         "    const long long m = cols ? i % M : i / nc, c = cols ? i / M : i % nc;   // cols: as in _lanes",
-        f"    const long long l1 = (c + 1) * {CHUNK_LEAVES} < nl ? (c + 1) * {CHUNK_LEAVES} : nl;",
-        f"    part[m * nc + c] = {name}_node(f, m, K, c * {CHUNK_LEAVES}, l1);",
+        "    const long long l1 = (c + 1) * cl < nl ? (c + 1) * cl : nl;",
+        f"    part[m * nc + c] = {name}_node(f, m, K, c * cl, l1);",
         "  }", "}", "",
         f"GP_DEV {acc} {name}_tree(const {acc}* __restrict__ s, long long n) {{   // n >= 1 nodes",
         f"  {acc} stack[{STACK}]; int top = 0;",
@@ -428,12 +430,14 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
         launch(f"{name}_merge", _grid(M), "qqdQQ", M, 0, div, launch.scratch([1], red.acc.numpy)[0], out)
     else:
         cols = int(_columns(args, red))
-        nc = chunks(K)
+        # the sequential combines (max, min, or, and: one pass per leaf) take a leaf a thread, the
+        # others their chunks of lanes; either way the nodes' counter tree is the row's
+        nc = -(-K // LEAF) if red.sequential else chunks(K)
         levels = fold_levels(nc)
         nlanes = 0 if red.sequential else M * (-(-K // LEAF)) * LANES
         part, lanes, *folds = launch.scratch([M * nc, nlanes] + [M * -(-n // FOLD) for n in levels], red.acc.numpy)
         if red.sequential:
-            launch(f"{name}_parts", _grid(M * nc), "qqqqQ" + fmt, M, K, nc, cols, part, *ops)
+            launch(f"{name}_parts", _grid(M * nc), "qqqqqQ" + fmt, M, K, nc, 1, cols, part, *ops)
         else:
             launch(f"{name}_lanes", _grid(nlanes), "qqqQ" + fmt, M, K, cols, lanes, *ops)
             launch(f"{name}_leaves", _grid(M * nc), "qqqQQ", M, K, nc, part, lanes)
