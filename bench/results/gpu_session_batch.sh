@@ -5,7 +5,8 @@
 #   build.txt            the compiled dispatcher's build, versions, nvidia-smi
 #   u/                   gpu_unary_batch.sh: owned math check, unary timing, unary/clip/astype sweep
 #   gpu-other.txt        every `gpu` test but the engine sweep: reductions, sanitizer, gp.compare, interop, Dask
-#   reduce-diag.txt      gpu_reduce_diag.py: host against device time of the reductions, kernel by kernel
+#   reduce-diag.txt      gpu_reduce_diag.py: host against device time of the reductions, kernel by kernel;
+#                        gpu_f16_roundtrip_diag.py: a float16 chain's round trips, GPU against CPU bits
 #   bench.txt, $TAG-<date>.md/.json  bench/bench_gpu.py without the unary rows
 # GP_SESSION_STEPS picks steps (default "math other diag unary main"; "unary" is the unary timing and sweep).
 # Times (seconds): GP_T_MATH 60, GP_T_OTHER 150, GP_T_DIAG 60, GP_T_BENCH 45 (unary), GP_T_SWEEP 130, GP_T_MAIN 100.
@@ -24,6 +25,8 @@ fi
 if step diag; then
 timeout -k 5 -s INT ${GP_T_DIAG:-60} python3 bench/results/gpu_reduce_diag.py > "$OUT/reduce-diag.txt" 2>&1
 echo "diag rc=$?" >> "$OUT/reduce-diag.txt"
+timeout -k 5 -s INT 40 python3 bench/results/gpu_f16_roundtrip_diag.py >> "$OUT/reduce-diag.txt" 2>&1
+echo "f16 diag rc=$?" >> "$OUT/reduce-diag.txt"
 fi
 step unary && OUT="$OUT/u" GP_STEPS="bench sweep" GP_T_BENCH=${GP_T_BENCH:-45} GP_T_SWEEP=${GP_T_SWEEP:-130} \
   sh bench/results/gpu_unary_batch.sh > /dev/null 2>&1
