@@ -432,9 +432,10 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, device_id: int = 0,
         cols = int(_columns(args, red))
         # the sequential combines (max, min, or, and: one pass per leaf) take a leaf a thread, the
         # others their chunks of lanes; either way the nodes' counter tree is the row's
-        nc = -(-K // LEAF) if red.sequential else chunks(K)
+        nl = -(-K // LEAF)
+        nc = nl if red.sequential else chunks(K)
         levels = fold_levels(nc)
-        nlanes = 0 if red.sequential else M * (-(-K // LEAF)) * LANES
+        nlanes = 0 if red.sequential else M * nl * LANES
         part, lanes, *folds = launch.scratch([M * nc, nlanes] + [M * -(-n // FOLD) for n in levels], red.acc.numpy)
         if red.sequential:
             launch(f"{name}_parts", _grid(M * nc), "qqqqqQ" + fmt, M, K, nc, 1, cols, part, *ops)
