@@ -1,5 +1,6 @@
 """Math entry points with a fast twin (kernel/math/twins.FAST_TWINS: sin, cos and tan of float32,
-whose reduction reads a table only for |x| >= 2^24; float64 exp, exp2, sinh, cosh and sigmoid,
+whose reduction reads a table only for |x| >= 2^24; tanh and log of float32, a shorter evaluation
+whose rounding is checked (keyed: fast32.py); float64 exp, exp2, sinh, cosh and sigmoid,
 straight-line away from subnormal results and the overflow edge): the CPU engine's contiguous loops run each
 block of BUFFER_ELEMENTS with the twin, and again with the entry point where a rare input was
 flagged (engines/cpu/source.py ``_twin_block_lines``; the compiled dispatcher's native entry, without
@@ -19,7 +20,7 @@ from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import engine, source as cpu_source
 from gpupromote.engines.cpu.source import BUFFER_ELEMENTS, has_twins
 from gpupromote.kernel import ir
-from gpupromote.kernel.math.twins import FAST_TWINS
+from gpupromote.kernel.math.twins import FAST_TWINS, TIE_KEY_LIMIT
 from gpupromote.kernel.math import numba_functions
 
 # op -> (dtype, entry point, rare inputs, a base of ordinary ones)
@@ -30,7 +31,17 @@ OPS = {
     "tan": (np.float32, "gpm_tan_f32", [3e30, -16777216.0, 1e10, -2.5e38, 16777216.0, 7e25], 5.0),
     "exp": (np.float64, "gpm_exp_f64", [800.0, -1000.0, np.nan, 708.5, -745.0, np.inf], 100.0),
     "log": (np.float64, "gpm_log_f64", [-1.0, 0.0, np.inf, -0.0, np.nan, -np.inf], None),
+    # keyed twins (fast32.py): subnormal results and values near a float32 tie; the special values
+    "tanh": (np.float32, "gpm_tanh_f32", [1e-40, -3.0025739669799805, 0.08361954987049103, -3e-39,
+                                          1.309891700744629, 1.4e-45], 2.0),
+    "log32": (np.float32, "gpm_log_f32", [32.62169647216797, 0.0, -1.0, 17.018136978149414, np.nan,
+                                          5.769937038421631], None),
 }
+GP_OP = {"log32": "log"}   # the label of a second dtype of one op -> the op
+
+
+def _gp(op):
+    return getattr(gp, GP_OP.get(op, op))
 B = BUFFER_ELEMENTS
 
 
@@ -81,7 +92,7 @@ LAYOUTS = {"none": (), "first block": (5,), "middle block": (3 * B + 17,), "last
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_blocks_give_the_entry_points_bits(op, layout):
     x = _inputs(5 * B + 100, LAYOUTS[layout], op=op)
-    _same(getattr(gp, op)(x), _want(op, x))
+    _same(_gp(op)(x), _want(op, x))
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -89,16 +100,16 @@ def test_in_place(op):
     # out is the input: a block's second pass must read the inputs, not the first pass's results
     x = _inputs(3 * B + 7, (B + 3,), op=op)
     want = _want(op, x)
-    assert getattr(gp, op)(x, out=x) is x
+    assert _gp(op)(x, out=x) is x
     _same(x, want)
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_strided_and_2d(op):
     x = _inputs(4 * (2 * B + 9), (17, 3 * B), op=op)
-    _same(getattr(gp, op)(x[::2]), _want(op, x[::2]))
+    _same(_gp(op)(x[::2]), _want(op, x[::2]))
     grid = x.reshape(4, -1)
-    _same(getattr(gp, op)(grid), _want(op, grid))
+    _same(_gp(op)(grid), _want(op, grid))
 
 
 def test_long_calls_leave_the_native_entry_for_the_blocks():
@@ -113,7 +124,7 @@ def test_long_calls_leave_the_native_entry_for_the_blocks():
 def test_small_calls_on_the_native_entry(op):
     for n in (1, 7, B - 1, B + 1):
         x = _inputs(n, (n - 1,) if n > 7 else (), op=op)
-        _same(getattr(gp, op)(x), _want(op, x))
+        _same(_gp(op)(x), _want(op, x))
 
 
 @pytest.mark.parametrize("op", ["sin", "exp"])
@@ -122,7 +133,7 @@ def test_threads_split_anywhere(op):
     want = _want(op, x)
     for threads in (1, 2, 3):
         with gp.num_threads(threads):
-            _same(getattr(gp, op)(x), want)
+            _same(_gp(op)(x), want)
 
 
 def test_fused_chains_with_twins():
@@ -148,10 +159,15 @@ def test_which_kernels_have_twins():
     assert not has_twins(kernel("floor_divide", np.ones(4, np.int32), np.ones(4, np.int32)))
     text = cpu_source.source(kernel("cos", f32))
     twin, rare = FAST_TWINS["gpm_cos_f32"]
-    assert f"_gpmi_{twin}(" in text and f"rare |= _gpmi_{rare}(" in text and "if rare:" in text
+    assert f"_gpmi_{twin}(" in text and f"rare |= _gpmi_{rare}(" in text and "if twin_pass(" in text
     text = cpu_source.source(kernel("sigmoid", f64))
     twin, rare = FAST_TWINS["gpm_sigmoid_f64"]
     assert f"_gpmi_{twin}(" in text and f"rare |= _gpmi_{rare}(" in text and "gp_sigmoid(" in text
+    # a keyed twin keeps the smallest key (twins.KEYED)
+    assert has_twins(kernel("tanh", f32)) and has_twins(kernel("log", f32)) and not has_twins(kernel("tanh", f64))
+    text = cpu_source.source(kernel("log", f32))
+    twin, rare = FAST_TWINS["gpm_log_f32"]
+    assert f"near = min(near, _gpmi_{rare}(" in text and f"return rare or near <= {TIE_KEY_LIMIT}" in text
 
 
 def _float64_inputs(seed=13):
@@ -179,7 +195,7 @@ def test_float64_kernels_give_the_entry_points_bits(op):
     want = np.empty_like(x)
     _entry_loop(f"gpm_{op}_f64")(x, want)
     with np.errstate(all="ignore"):
-        for got in (getattr(gp, op)(x), getattr(gp, op)(x[::-1])[::-1]):
+        for got in (_gp(op)(x), _gp(op)(x[::-1])[::-1]):
             bad = np.nonzero(np.asarray(got).view(np.uint64) != want.view(np.uint64))[0]
             assert bad.size == 0, f"{op}: {bad.size} differ, e.g. at x = {x[bad[:4]]!r}"
 
@@ -246,4 +262,4 @@ def test_float64_binary_functions_written_inline_give_the_entry_points_bits(op):
     helper = {"logaddexp": "gp_logaddexp(", "arctan2": "gp_atan2("}[op]
     assert helper not in text.split('Do not edit."""')[1]     # (the docstring lists the IR)
     with np.errstate(all="ignore"):
-        _same(getattr(gp, op)(x, y), want)
+        _same(_gp(op)(x, y), want)

@@ -1,6 +1,7 @@
 """Plain-arithmetic kernels ask LLVM for 256-bit vectors (intrinsics.prefer_256_bit, written into
 their generated loop functions by source.vector_width_lines); kernels that call the math library
-keep the 512-bit ones. The attribute reaches the machine code, and no value depends on it."""
+keep the 512-bit ones and compile with cache.MATH_INTERLEAVE vectors in flight (source.jit_line,
+cache.interleaving). Both reach the machine code, and no value depends on either."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,9 +11,11 @@ from numba import njit
 import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import source
+from gpupromote.engines.cpu.cache import MATH_INTERLEAVE, interleaving
 from gpupromote.engines.cpu.intrinsics import prefer_256_bit
 from gpupromote.engines.cpu.kernels import map_source
 from gpupromote.kernel import ir
+from gpupromote.kernel.math import llvm_binding
 
 _X = np.arange(64, dtype=np.float32)
 
@@ -63,3 +66,57 @@ def test_the_values_do_not_depend_on_it():
     a[:4] = [np.nan, np.inf, -0.0, 1e-45]
     assert gp.add(a, b).tobytes() == np.add(a, b).tobytes()
     assert gp.multiply(a, 3).tobytes() == np.multiply(a, np.float32(3)).tobytes()
+
+
+@pytest.mark.parametrize("op, args, math", [
+    ("add", (_X, _X), False), ("less", (_X, 2.5), False), ("exp", (_X,), True), ("power", (_X, _X), True)],
+    ids=["add", "less", "exp", "power"])
+def test_kernels_that_call_math_compile_interleaved(op, args, math):
+    marked = f"interleave={MATH_INTERLEAVE})"
+    jit = [line for line in source.source(_plan(op, *args)).splitlines() if line.startswith("_jit = ")]
+    assert len(jit) == 1 and jit[0].endswith(marked) is math, jit
+    row_map = map_source(ir.from_plan(_plan(op, *args)), tuple("full" if a is not None else "scalar" for a in args))
+    assert (marked in row_map) is math
+
+
+def _tanh_loop():
+    tanh = llvm_binding.intrinsic_for("gpm_tanh_f32")
+
+    @njit(error_model="numpy", boundscheck=False)
+    def loop(x, o):
+        for i in range(o.shape[0]):
+            o[i] = tanh(x[i])
+    return loop
+
+
+def _conversions(loop, x):
+    o = np.empty_like(x)
+    loop(x, o)
+    return next(iter(loop.inspect_asm().values())).count("vcvtps2pd"), o
+
+
+def test_the_interleave_reaches_the_machine_code_and_is_put_back():
+    x = np.random.default_rng(6).standard_normal(4099).astype(np.float32)
+    before, _ = _conversions(_tanh_loop(), x)
+    with interleaving(MATH_INTERLEAVE):
+        during, _ = _conversions(_tanh_loop(), x)
+    after, _ = _conversions(_tanh_loop(), x)
+    assert after == before, "the option outlived the compile"
+    if before == 0:
+        pytest.skip("this CPU's LLVM does not vectorize the loop")
+    assert during > before
+
+
+def test_the_values_do_not_depend_on_the_interleave():
+    rng = np.random.default_rng(7)
+    plain = _tanh_loop()
+    with interleaving(MATH_INTERLEAVE):
+        interleaved = _tanh_loop()
+        interleaved(np.zeros(1, np.float32), np.zeros(1, np.float32))
+    for n in (1, 7, 31, 64, 65, 127, 1000, 4099):   # every tail the unrolled loop leaves
+        x = (rng.standard_normal(n) * 4).astype(np.float32)
+        x[: min(n, 3)] = [np.nan, -0.0, 30.0][: min(n, 3)]
+        a, b = np.empty_like(x), np.empty_like(x)
+        plain(x, a)
+        interleaved(x, b)
+        assert a.tobytes() == b.tobytes(), n

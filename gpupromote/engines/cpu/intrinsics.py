@@ -14,7 +14,7 @@ from .cache import cached_njit
 
 __all__ = ["JIT_OPTIONS", "OVERLOAD_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
            "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem",
-           "fold_add", "fold_multiply", "prefer_256_bit"]
+           "fold_add", "fold_multiply", "prefer_256_bit", "overlaps"]
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 JIT_OPTIONS = {"error_model": "numpy"}
@@ -56,6 +56,13 @@ def prefer_256_bit(typingctx):
         set.add(builder.function.attributes, '"prefer-vector-width"="256"')
         return context.get_dummy_value()
     return types.none(), codegen
+
+
+@helper_njit
+def overlaps(a, b):
+    """Whether contiguous arrays ``a`` and ``b`` share memory (byte ranges that meet)."""
+    pa, pb = a.ctypes.data, b.ctypes.data
+    return pa < pb + b.size * b.itemsize and pb < pa + a.size * a.itemsize
 
 
 def _same_type_int_op(signed_op, unsigned_op):

@@ -20,10 +20,10 @@ from numba.core import errors as numba_errors
 from ...kernel import ir
 from . import tables as _tables
 from . import threads as _cpu_threads
-from .cache import cached_cfunc
+from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_lock as _load_lock, load_module
 from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, as_kernel,
-                     lower_lines as _lower, vector_width_lines, source, storage_view, store_text as _store_text)
+                     jit_line, lower_lines as _lower, vector_width_lines, source, storage_view, store_text as _store_text)
 
 __all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module", "map_source", "run_map"]
 
@@ -120,7 +120,8 @@ class _Compiled:
                 if self._native is None:
                     # a module compiled in memory (no file to key a disk cache on) gets Numba's own cfunc
                     make = cfunc if getattr(self.module, "__gp_in_memory__", False) else cached_cfunc
-                    self._native = make(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
+                    with interleaving(MATH_INTERLEAVE if self.buffered else None):
+                        self._native = make(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
         return self._native
 
     def compile_stats(self) -> dict:
@@ -332,7 +333,7 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
         "",
-        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
+        jit_line(_tables.calls_math(kernel)),
         # why: the row's loop is a function of its own. Inside the loop over rows, LLVM's register
         # allocator reloaded a math function's constants on every vector iteration (exp(x - max)
         # rows: 2.95 -> 2.67 ms for 4096 x 1024 float32)

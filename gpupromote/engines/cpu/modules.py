@@ -81,7 +81,7 @@ def _code_of(src: str, path: Path):
 
 
 # The generated module's import of the cached decorator; a module compiled in memory takes Numba's
-# own decorators instead (no file: nothing for Numba's disk cache to key on).
+# own decorator instead, without the disk cache (no file: nothing for Numba's cache to key on).
 _CACHED_IMPORT = "from gpupromote.engines.cpu.cache import cached_njit"
 
 
@@ -90,7 +90,7 @@ def _in_memory_module(name: str, src: str):
         raise OSError(f"gpupromote: cannot write the kernel module {name}.py, and the generated source has no "
                       f"{_CACHED_IMPORT!r} to compile it in memory instead")
     filename = f"<gpupromote kernel {name} (in memory)>"
-    text = src.replace(_CACHED_IMPORT, "from numba import njit as cached_njit")
+    text = src.replace(_CACHED_IMPORT, "from gpupromote.engines.cpu.cache import memory_njit as cached_njit")
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)   # tracebacks show the code
     mod = _pytypes.ModuleType(name)
     mod.__file__ = filename

@@ -32,10 +32,10 @@ from ...core import dtypes as D
 from ...kernel.reduce import CHUNK_LEAVES, LANES, LEAF, STACK, Reduction, empty_of, identity_of
 from . import tables as _tables
 from . import threads as _threads
-from .cache import cached_cfunc
+from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_module as _load_module
 from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
-from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, lower_lines as _lower,
+from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, jit_line, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
@@ -131,7 +131,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         *HELPER_IMPORTS,
         "from gpupromote.engines.cpu.intrinsics import fold_add, fold_multiply  # noqa: F401",
         "",
-        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
+        jit_line(_tables.calls_math(red.map)),
         f"LEAF, LANES, CHUNK, STACK, GROUP, COLUMNS = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {_GROUP}, {COLUMNS}",
         "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]
@@ -342,7 +342,8 @@ class _Compiled:
             with _lock:
                 if self._native is None:
                     make = cfunc if getattr(self.module, "__gp_in_memory__", False) else cached_cfunc
-                    self._native = make(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
+                    with interleaving(MATH_INTERLEAVE if _tables.calls_math(self.red.map) else None):
+                        self._native = make(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
         return self._native
 
 

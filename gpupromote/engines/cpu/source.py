@@ -14,15 +14,16 @@ from ...core import dtypes as D
 from ...kernel import ir
 from ...kernel.math import _library  # noqa: F401 - fills the registry is_straight reads
 from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
-from ...kernel.math.twins import FAST_TWINS
+from ...kernel.math.twins import FAST_TWINS, KEYED, TIE_KEY_LIMIT
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
+from .cache import MATH_INTERLEAVE
 from .tables import calls_math
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
-           "HELPER_IMPORTS", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
+           "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
 
-GENERATOR_VERSION = 10  # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 11  # part of every generated source: bump it to regenerate all kernels
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -170,7 +171,8 @@ def let_lines(names, steps, indent: str, twins: bool = False) -> list[str]:
         twin = _twin_of(node, names) if twins else None
         if twin is not None:
             fast, rare, operands = twin
-            lines.append(f"{indent}rare |= {INTRINSIC_PREFIX}{rare}({operands})")
+            flag = f"{INTRINSIC_PREFIX}{rare}({operands})"
+            lines.append(f"{indent}near = min(near, {flag})" if rare in KEYED else f"{indent}rare |= {flag}")
             math = f"{INTRINSIC_PREFIX}{fast}({operands})"
         else:
             math = _inline_math(node, names)
@@ -183,7 +185,7 @@ def let_lines(names, steps, indent: str, twins: bool = False) -> list[str]:
 # what every generated module imports: the helpers its statements call, the inlined math's names
 HELPER_IMPORTS = [f"from gpupromote.engines.cpu.{m} import *  # noqa: F401,F403"
                   for m in ("helpers", "elementwise", "owned_math", "unary", "casts", "inline_math")] + [
-                  "from gpupromote.engines.cpu.intrinsics import prefer_256_bit  # noqa: F401"]
+                  "from gpupromote.engines.cpu.intrinsics import overlaps, prefer_256_bit  # noqa: F401"]
 
 
 def _param_names(kernel):
@@ -277,6 +279,13 @@ def vector_width_lines(kernel) -> list[str]:
     return [] if calls_math(kernel) else ["    prefer_256_bit()"]
 
 
+def jit_line(math: bool) -> str:
+    """The generated module's ``_jit`` decorator; a kernel that calls the math library (``math``)
+    compiles its loops with cache.MATH_INTERLEAVE vectors in flight."""
+    interleave = f", interleave={MATH_INTERLEAVE}" if math else ""
+    return f"_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True{interleave})"
+
+
 def source(kernel) -> str:
     """The generated Python/Numba source of an ir.Kernel (or of a Plan's one-node kernel): print
     it to read or debug a kernel."""
@@ -296,7 +305,7 @@ def source(kernel) -> str:
         "",
         "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError. Cached in the",
         "# tag folder beside this file, where a damaged cache file is dropped, not fatal.",
-        "_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True)",
+        jit_line(calls_math(kernel)),
         "",
         "",
         "@_jit",
@@ -307,6 +316,7 @@ def source(kernel) -> str:
             "    for i in range(out.shape[0]):",
             *_body(kernel, "i", "        "),
             *_flag_lines(kernel, "after")]),
+        *(_twin_pass_lines(kernel) if has_twins(kernel) else []),
     ]
     for nd in range(1, MAX_STRIDED_NDIM + 1):
         idx = ", ".join(f"i{d}" for d in range(nd))
@@ -392,24 +402,46 @@ def _native_lines(kernel) -> list[str]:
 
 
 def _twin_block_lines(kernel) -> list[str]:
-    """The contiguous loop of a kernel with fast twins (has_twins), in blocks of BUFFER_ELEMENTS: the
-    block computed with the twins into a buffer, flagging the inputs only the entry points answer
-    (``rare``); where one was flagged, the block computed again with the entry points; the buffer
-    copied out. Every element is the entry points' result (a twin equals its entry point wherever
-    rare is false), in any blocking; the buffer keeps an input that is also out intact until the
-    block is done. sin of 10^7 float32: 47 -> 19 ms, one thread (no table gathers). Compiled when a
-    call first needs flat (a cold gp.sin float32 flat: about 330 ms against 125 without twins)."""
+    """The contiguous loop of a kernel with fast twins (has_twins), in blocks of BUFFER_ELEMENTS: each
+    block computed with the twins (``twin_pass``), which flag the inputs only the entry points
+    answer; where one was flagged, the block computed again with the entry points (``entry_pass``).
+    Every element is the entry points' result (a twin equals its entry point wherever rare is
+    false), in any blocking. The passes write the output directly, or, where it shares memory with
+    an input (in place), a buffer copied out after the block, so that a second pass reads the
+    inputs. sin of 10^7 float32: 47 -> 19 ms, one thread (no table gathers). Compiled when a call
+    first needs flat (a cold gp.sin float32 flat: about 330 ms against 125 without twins)."""
     arrays = [p for p in kernel.params if not p.folded]
+    args = _block_args(kernel)
     lines = [f"    bo = np.empty({BUFFER_ELEMENTS}, out.dtype)",
+             f"    alias = {' or '.join(f'overlaps(x{p.index}, out)' for p in arrays) or 'False'}",
              f"    for j in range(0, out.shape[0], {BUFFER_ELEMENTS}):",
              f"        m = min({BUFFER_ELEMENTS}, out.shape[0] - j)"]
     lines += [f"        y{p.index} = x{p.index}[j:j + m]" for p in arrays]
-    lines += ["        rare = False", "        for k in range(m):"]
-    lines += _body(kernel, "k", " " * 12, src="y", dst="bo", twins=True)
-    lines += ["        if rare:", "            for k in range(m):"]
-    lines += _body(kernel, "k", " " * 16, src="y", dst="bo")
-    lines += ["        ro = out[j:j + m]", "        for k in range(m):", "            ro[k] = bo[k]"]
-    return lines
+    return lines + ["        d = bo[:m] if alias else out[j:j + m]",
+                    f"        if twin_pass({args}, d):",
+                    f"            entry_pass({args}, d)",
+                    "        if alias:",
+                    "            ro = out[j:j + m]",
+                    "            for k in range(m):",
+                    "                ro[k] = d[k]"]
+
+
+def _block_args(kernel) -> str:
+    return ", ".join(f"s{p.index}" if p.folded else f"y{p.index}" for p in kernel.params)
+
+
+def _twin_pass_lines(kernel) -> list[str]:
+    """The two passes over a block of a kernel with fast twins (_twin_block_lines), functions of
+    their own: inside flat's loop over blocks, LLVM kept fewer of the math's constants in registers
+    (float32 log of 10^7: 6.97 -> 6.35 ms). ``twin_pass`` returns whether an input was flagged
+    (``rare``, or for a keyed twin the smallest key ``near``: twins.KEYED)."""
+    args = _block_args(kernel)
+    return ["", "", "@_jit", f"def twin_pass({args}, d):",
+            "    rare = False", "    near = np.uint64(0xFFFFFFFFFFFFFFFF)", "    for k in range(d.shape[0]):",
+            *_body(kernel, "k", " " * 8, src="y", dst="d", twins=True),
+            f"    return rare or near <= {TIE_KEY_LIMIT}",
+            "", "", "@_jit", f"def entry_pass({args}, d):", "    for k in range(d.shape[0]):",
+            *_body(kernel, "k", " " * 8, src="y", dst="d")]
 
 
 def as_kernel(k) -> ir.Kernel:

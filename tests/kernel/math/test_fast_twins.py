@@ -3,7 +3,9 @@ entry point's bits (the CPU engine relies on it: engines/cpu/source.py runs a bl
 and reruns it with the entry point only where rare held). Sampled here (random bit patterns,
 moderate values, the edges around the predicates' thresholds, every float16 and bfloat16 value);
 every float32 input with GP_MATH_F32_EXHAUSTIVE=twins (or "all"), about a minute a function on one
-core. Measured over all 2^32 inputs on 2026-11-27: 0 differences for sin, cos and tan."""
+core. Measured over all 2^32 inputs on 2026-11-27: 0 differences for sin, cos, tan, tanh and log.
+The keyed twins (twins.KEYED: float32 tanh and log) flag their rare inputs by a key at most
+TIE_KEY_LIMIT; they are also checked to flag few ordinary inputs (a flagged block is computed twice)."""
 from __future__ import annotations
 
 import os
@@ -15,7 +17,7 @@ import pytest
 from numba import njit
 
 from gpupromote.kernel.math import numba_functions
-from gpupromote.kernel.math.twins import FAST_TWINS
+from gpupromote.kernel.math.twins import FAST_TWINS, KEYED, TIE_KEY_LIMIT
 
 from ._harness import intrinsic_for
 from ._inputs import SAMPLES
@@ -58,10 +60,16 @@ def _differences(entry, twin, rare, x):
         e = intrinsic_for(entry) if entry.endswith("_f32") else _F[entry]
         t, r = intrinsic_for(twin), intrinsic_for(rare)
 
-        @njit(error_model="numpy")
-        def loop(x, want, got, flagged):
-            for i in range(x.size):
-                want[i], got[i], flagged[i] = e(x[i]), t(x[i]), r(x[i])
+        if rare in KEYED:
+            @njit(error_model="numpy")
+            def loop(x, want, got, flagged):
+                for i in range(x.size):
+                    want[i], got[i], flagged[i] = e(x[i]), t(x[i]), r(x[i]) <= TIE_KEY_LIMIT
+        else:
+            @njit(error_model="numpy")
+            def loop(x, want, got, flagged):
+                for i in range(x.size):
+                    want[i], got[i], flagged[i] = e(x[i]), t(x[i]), r(x[i])
         _loops[entry] = loop
     want, got, flagged = np.empty_like(x), np.empty_like(x), np.empty(x.size, np.bool_)
     _loops[entry](x, want, got, flagged)
@@ -104,3 +112,20 @@ def test_twin_on_every_float32_input(entry):
         x = np.arange(start, start + CHUNK, dtype=np.uint64).astype(np.uint32).view(np.float32)
         bad.extend(_differences(entry, twin, rare, x)[:4].tolist())
     assert not bad, f"{twin} differs from {entry} at {bad[:8]!r}"
+
+
+@pytest.mark.parametrize("entry", [e for e, (_, rare) in FAST_TWINS.items() if rare in KEYED])
+def test_keyed_twins_flag_few_ordinary_inputs(entry):
+    """A keyed twin flags inputs near a float32 tie (about 2 TIE_KEY_LIMIT / 2^29 of them, 2^-16)
+    and its special cases: of 10^6 moderate values at most 64 (expected about 15)."""
+    twin, rare = FAST_TWINS[entry]
+    x = np.abs(np.random.default_rng(31).standard_normal(1_000_000)).astype(np.float32) + np.float32(1e-3)
+    key = intrinsic_for(rare)
+
+    @njit(error_model="numpy")
+    def flagged(x):
+        n = 0
+        for i in range(x.size):
+            n += key(x[i]) <= TIE_KEY_LIMIT
+        return n
+    assert 0 < flagged(x) <= 64

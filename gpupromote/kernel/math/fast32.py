@@ -1,0 +1,130 @@
+"""float32 fast twins that round a shorter double evaluation and flag what it cannot decide.
+
+A float32 entry point evaluates in double to about 2^-50 and lists the few inputs where even that is
+too close to a float32 rounding boundary (_f32_fixes.py). A twin here evaluates to about 2^-43 with
+fewer operations and no list: its rare key (``gpm_tie_key_bits``) is at most TIE_KEY_LIMIT where the
+double lies within NEAR_TIE units in the last place of a float32 half-way point, where its rounding
+may differ from the exact value's, and where the input is one of the entry point's special cases.
+Everywhere else the rounded double is the correctly rounded result, the entry point's bits (checked
+over every float32 input: tests/kernel/math/test_fast_twins.py). The CPU engine's contiguous loops
+run the twin and rerun a block with the entry point where a key was at most TIE_KEY_LIMIT
+(twins.py); random inputs flag about one element in 2^17. The key and the twin evaluate the same
+helper on the same input, which LLVM computes once.
+"""
+from __future__ import annotations
+
+from ._core import gpm_min_f32
+from ._dsl import as_f64, as_u64, copysign, f32, f64, fabs, fma, helper, i64, select, u64
+from .exp_log import LN2, SHIFT
+from .log import gpm_log_split
+
+# the double ulps (of the result) a twin's value may be away from the exact one: 2^-43.4 relative
+# is about 2^9.6 ulps; four times that covers the reduction's and the division's roundings
+NEAR_TIE = 2048
+TIE_KEY_LIMIT = 2 * NEAR_TIE
+
+# -expm1(-2u) / 2 = u + u^2 V(u) for |u| <= ln2/4: weighted least squares in mpmath (60 digits) on
+# Chebyshev nodes of |u| <= 1.0005 ln2/4, maximum relative error of u + u^2 V 2^-43.4
+TV0 = -0.9999999999959971
+TV1 = 0.666666666673579
+TV2 = -0.33333333511850427
+TV3 = 0.1333333321302967
+TV4 = -0.04444422990627198
+TV5 = 0.012698460914071247
+TV6 = -0.003184140128399291
+TV7 = 0.00070569539265032
+# log1p(f) = 2s + s z R(z), s = f / (2 + f), z = s^2, for f in [sqrt(1/2) - 1, sqrt(2) - 1]: the same
+# fit on z <= (1.0005 (sqrt 2 - 1) / (sqrt 2 + 1))^2, maximum relative error 2^-44.9
+LS0 = 0.6666666667607402
+LS1 = 0.39999995544790545
+LS2 = 0.28572116428633454
+LS3 = 0.2217590756615809
+LS4 = 0.19587986437543534
+M2_INV_LN2 = -2.8853900817779268   # -2 / ln 2 (RN(1/ln2) * -2, exact scaling)
+HALF_LN2 = 0.34657359027997264     # RN(ln 2) / 2
+MINUS_TWO_BITS = 0xC000000000000000
+ONE_BITS = 0x3FF0000000000000
+FLOAT32_TINY_BITS = 0x3810000000000000   # 2^-126 as a double
+DOUBLE_INF_BITS = 0x7FF0000000000000
+
+
+@helper
+def gpm_tie_key_bits(b: u64) -> u64:
+    """The twins' rare key of the double of bits b (in float32's normal range, within NEAR_TIE ulps
+    of the exact value): the distance of its 29 bits below float32's last from the half-way pattern
+    0x10000000, plus NEAR_TIE, as an unsigned number. At most TIE_KEY_LIMIT exactly where the double
+    lies so near a float32 half-way point that its rounding may differ from the exact value's."""
+    return u64(i64(b & u64(0x1FFFFFFF)) - i64(0x10000000 - NEAR_TIE))
+
+
+@helper
+def gpm_tanh_short(a: f64) -> f64:
+    """tanh(a) for 0 <= a <= 10 to about 2^-43 relative. With k = round(-2a / ln 2) and
+    u = a + k ln2 / 2 (|u| <= ln2/4), expm1(-2a) = 2^k expm1(-2u) + 2^k - 1 and
+    expm1(-2u) = -2 (u + u^2 V(u)); tanh(a) = expm1(-2a) / (-2 - expm1(-2a))."""
+    t = fma(a, M2_INV_LN2, SHIFT)
+    kf = t - SHIFT
+    u = fma(kf, HALF_LN2, a)
+    u2 = u * u
+    v = fma(u, TV7, TV6)
+    v = fma(u, v, TV5)
+    v = fma(u, v, TV4)
+    v = fma(u, v, TV3)
+    v = fma(u, v, TV2)
+    v = fma(u, v, TV1)
+    v = fma(u, v, TV0)
+    q = fma(u2, v, u)
+    k52 = as_u64(t) << u64(52)
+    # -2 * 2^k and 2^k - 1 from the shifter's low bits (k <= 0): integer adds, no multiply
+    e = fma(as_f64(k52 + u64(MINUS_TWO_BITS)), q, as_f64(k52 + u64(ONE_BITS)) - 1.0)
+    return e / (-2.0 - e)
+
+
+@helper
+def gpm_tanh_short_abs(x: f32) -> f64:
+    """gpm_tanh_short of |x| clamped to 10 (tanh rounds to 1 in float32 from 9.02 on)."""
+    return gpm_tanh_short(f64(gpm_min_f32(fabs(x), f32(10.0))))
+
+
+@helper
+def gpm_tanh_short_key_f32(x: f32) -> u64:
+    """The rare key of gpm_tanh_short_f32 (rare: at most TIE_KEY_LIMIT): near a float32 tie, or 0
+    for a subnormal result (a subnormal x: its rounding point is not float32's last normal bit)."""
+    b = as_u64(gpm_tanh_short_abs(x))
+    return select(b - u64(1) < u64(FLOAT32_TINY_BITS - 1), u64(0), gpm_tie_key_bits(b))
+
+
+@helper
+def gpm_tanh_short_f32(x: f32) -> f32:
+    """gpm_tanh_f32 wherever gpm_tanh_short_key_f32 is above TIE_KEY_LIMIT (the fast twin): the sign
+    after the one rounding, which is symmetric; a NaN becomes 10 in the clamp and is put back."""
+    return select(x != x, x, copysign(f32(gpm_tanh_short_abs(x)), x))
+
+
+@helper
+def gpm_log_short(x: f64) -> f64:
+    """log(x) for x the double of a positive finite float32 to about 2^-45 relative: x = 2^e (1 + f)
+    with 1 + f in [sqrt(1/2), sqrt 2), log x = e ln 2 + 2s + s z R(z) (one rounding of e ln 2 more
+    than the entry point's two-part constant: 2^-54 of a result at least ln 2 / 2 when e != 0)."""
+    e, f = gpm_log_split(x)
+    s = f / (2.0 + f)
+    z = s * s
+    r = fma(z, LS4, LS3)
+    r = fma(z, r, LS2)
+    r = fma(z, r, LS1)
+    r = fma(z, r, LS0)
+    return fma(e, LN2, fma(s * z, r, s + s))
+
+
+@helper
+def gpm_log_short_key_f32(x: f32) -> u64:
+    """The rare key of gpm_log_short_f32 (rare: at most TIE_KEY_LIMIT): near a float32 tie, or 0
+    where x is not positive and finite (zeros, negatives, inf, NaN: the special values)."""
+    special = as_u64(f64(x)) - u64(1) >= u64(DOUBLE_INF_BITS - 1)
+    return select(special, u64(0), gpm_tie_key_bits(as_u64(gpm_log_short(f64(x)))))
+
+
+@helper
+def gpm_log_short_f32(x: f32) -> f32:
+    """gpm_log_f32 wherever gpm_log_short_key_f32 is above TIE_KEY_LIMIT (the fast twin)."""
+    return f32(gpm_log_short(f64(x)))
