@@ -17,8 +17,8 @@ from numba import njit
 
 import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
-from gpupromote.engines.cpu import engine, source as cpu_source
-from gpupromote.engines.cpu.source import BUFFER_ELEMENTS, has_twins
+from gpupromote.engines.cpu import engine, kernels, source as cpu_source
+from gpupromote.engines.cpu.source import BUFFER_ELEMENTS, TWIN_BLOCKS_AFTER, has_twins
 from gpupromote.kernel import ir
 from gpupromote.kernel.math.twins import FAST_TWINS, TIE_KEY_LIMIT
 from gpupromote.kernel.math import numba_functions
@@ -118,6 +118,19 @@ def test_long_calls_leave_the_native_entry_for_the_blocks():
         plan = plan_for(op, [np.ones(4, dtype)], policy="numpy")
         assert engine.BACKEND.native_max_n(plan) == engine.TWIN_NATIVE_MAX
     assert engine.BACKEND.native_max_n(plan_for("exp", [np.ones(4, np.float32)], policy="numpy")) is None
+
+
+def test_short_calls_take_flat_and_long_ones_the_blocks():
+    # blocks (the twins' passes) compile in about three times flat's time: a first small call of a
+    # fused GELU must not pay for them
+    twins = kernels.kernel_for(plan_for("tanh", [np.ones(4, np.float32)], policy="numpy"))
+    plain = kernels.kernel_for(plan_for("exp", [np.ones(4, np.float32)], policy="numpy"))
+    assert twins.contiguous(TWIN_BLOCKS_AFTER) is twins.flat and twins.contiguous(TWIN_BLOCKS_AFTER + 1) is twins.blocks
+    assert plain.blocks is None and plain.contiguous(10**7) is plain.flat
+    for n in (TWIN_BLOCKS_AFTER, TWIN_BLOCKS_AFTER + 1):
+        x = _inputs(n, (n - 1, 3), op="tanh")
+        _same(gp.tanh(x), _want("tanh", x))
+        _same(gp.tanh(x.reshape(1, n)), _want("tanh", x).reshape(1, n))
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -107,6 +107,17 @@ def test_the_interleave_reaches_the_machine_code_and_is_put_back():
     assert during > before
 
 
+def test_a_nested_interleave_puts_back_the_outer_one():
+    # a compile nests the compiles of the functions it calls, each with its own count
+    x = np.random.default_rng(8).standard_normal(4099).astype(np.float32)
+    with interleaving(MATH_INTERLEAVE):
+        during, _ = _conversions(_tanh_loop(), x)
+        with interleaving(1):
+            pass
+        again, _ = _conversions(_tanh_loop(), x)
+    assert again == during
+
+
 def test_the_values_do_not_depend_on_the_interleave():
     rng = np.random.default_rng(7)
     plain = _tanh_loop()

@@ -350,18 +350,27 @@ _INTERLEAVE_OPTION = "-force-vector-interleave"
 @contextlib.contextmanager
 def interleaving(count: int | None):
     """LLVM's vector interleave count forced to ``count`` for the compiles inside (None: as it is).
-    The option is process-wide, so it is set and put back (0: the cost model decides) under Numba's
-    compiler lock, which every compile in the process takes: nothing else (a user's own njit code
-    included) is compiled with it."""
+    The option is process-wide, so it is set and put back (to what it was: a compile nests the
+    compiles of the functions it calls) under Numba's compiler lock, which every compile in the
+    process takes: nothing else (a user's own njit code included) is compiled with it."""
     if count is None:
         yield
         return
     with global_compiler_lock:
-        _llvm.set_option("", f"{_INTERLEAVE_OPTION}={count}")
+        before = _interleave_now[0]
+        _set_interleave(count)
         try:
             yield
         finally:
-            _llvm.set_option("", f"{_INTERLEAVE_OPTION}=0")
+            _set_interleave(before)
+
+
+_interleave_now = [0]   # 0: LLVM's cost model decides
+
+
+def _set_interleave(count: int):
+    _llvm.set_option("", f"{_INTERLEAVE_OPTION}={count}")
+    _interleave_now[0] = count
 
 
 def _interleaved(compile_, count: int | None):

@@ -46,7 +46,7 @@ from ...core import dtypes as D
 # count (GPUPROMOTE_NUM_THREADS), the pool's cap (GPUPROMOTE_CPU_POOL_MB)
 from .cache import CACHE_ROOT, KERNEL_DIR, WRITE_DIR, cache_tag
 from . import elementwise as _numba_elementwise, helpers as _numba_math  # noqa: F401  (register the helpers' overloads)
-from .source import BUFFER_ELEMENTS, has_twins, kernel_key, source
+from .source import TWIN_BLOCKS_AFTER, has_twins, kernel_key, source
 from .kernels import compile_stats, kernel_for, no_kernel
 from . import threads as _cpu_threads
 from .threads import flat_call, get_num_threads, num_threads, set_num_threads
@@ -102,10 +102,10 @@ def _nd_call(k, plan, a, b, v0, v1, vo, res_np):
             # through the general path, most of it its Python
             k((a, b), out, plan)
         return out
-    flat = k.flat
     out = alloc(shape, res_np)
     a, b, o = a.reshape(-1), b.reshape(-1), out.reshape(-1)
-    flat_call(flat, (a if v0 is None else a.view(v0), b if v1 is None else b.view(v1)), o if vo is None else o.view(vo))
+    flat_call(k.contiguous(o.shape[0]), (a if v0 is None else a.view(v0), b if v1 is None else b.view(v1)),
+              o if vo is None else o.view(vo))
     return out
 
 
@@ -115,7 +115,10 @@ def _fast_runner(plan, converters):
     # Every kernel call below sits in a try block (free in CPython 3.11 until it raises) so that
     # a compile failure reads as a TypeError, never as a Numba traceback.
     k = kernel_for(plan)
-    flat, res_np, vo = k.flat, plan.result.numpy, k.out_view
+    flat, blocks, res_np, vo = k.flat, k.blocks, plan.result.numpy, k.out_view
+
+    def loop(n):   # a kernel with fast twins runs its long calls in blocks (kernels._Compiled.contiguous)
+        return flat if blocks is None or n <= TWIN_BLOCKS_AFTER else blocks
     small, np_empty = POOL_MIN_BYTES // res_np.itemsize, np.empty
 
     def empty(shape, dtype):   # 1-element calls must not pay for the pool's bookkeeping
@@ -130,9 +133,9 @@ def _fast_runner(plan, converters):
                         if len(shape) == 1 and b.shape == shape:
                             out = np_empty(shape, res_np) if shape[0] < small else alloc(shape, res_np)
                             if shape[0] < 2 * _cpu_threads.MIN_CHUNK:
-                                flat(a, b, out)
+                                loop(shape[0])(a, b, out)
                             else:
-                                flat_call(flat, (a, b), out)
+                                flat_call(loop(shape[0]), (a, b), out)
                             return out
                         return _nd_call(k, plan, a, b, None, None, None, res_np)
                     except numba_errors.NumbaError as exc:
@@ -144,8 +147,8 @@ def _fast_runner(plan, converters):
                 try:
                     if len(shape) == 1 and b.shape == shape:
                         out = empty(shape, res_np)
-                        flat_call(flat, (a if v0 is None else a.view(v0), b if v1 is None else b.view(v1)),
-                                   out if vo is None else out.view(vo))
+                        flat_call(loop(shape[0]), (a if v0 is None else a.view(v0), b if v1 is None else b.view(v1)),
+                                  out if vo is None else out.view(vo))
                         return out
                     return _nd_call(k, plan, a, b, v0, v1, vo, res_np)
                 except numba_errors.NumbaError as exc:
@@ -173,7 +176,7 @@ def _fast_runner(plan, converters):
                     if k.table_min is not None and o.shape[0] >= k.table_min:
                         k.gather(kargs, o, plan)   # a narrow operand through the math library: its table
                     else:
-                        flat_call(flat, kargs, o)
+                        flat_call(loop(o.shape[0]), kargs, o)
                 except numba_errors.NumbaError as exc:
                     raise no_kernel(k.kernel, plan, exc) from None
                 return out
@@ -250,7 +253,7 @@ class _CpuBackend:
 
 
 # the longest call the compiled dispatcher runs on a kernel with fast twins (native has none)
-TWIN_NATIVE_MAX = 4 * BUFFER_ELEMENTS
+TWIN_NATIVE_MAX = TWIN_BLOCKS_AFTER
 
 BACKEND = _CpuBackend()
 # The thread count now, as when this engine was one module: a bad GPUPROMOTE_NUM_THREADS fails

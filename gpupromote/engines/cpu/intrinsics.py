@@ -14,7 +14,7 @@ from .cache import cached_njit
 
 __all__ = ["JIT_OPTIONS", "OVERLOAD_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
            "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem",
-           "fold_add", "fold_multiply", "prefer_256_bit", "overlaps"]
+           "fold_add", "fold_multiply", "prefer_256_bit", "never_inline", "overlaps"]
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 JIT_OPTIONS = {"error_model": "numpy"}
@@ -63,6 +63,17 @@ def overlaps(a, b):
     """Whether contiguous arrays ``a`` and ``b`` share memory (byte ranges that meet)."""
     pa, pb = a.ctypes.data, b.ctypes.data
     return pa < pb + b.size * b.itemsize and pb < pa + a.size * a.itemsize
+
+
+@intrinsic
+def never_inline(typingctx):
+    """Marks the function it is called in ``noinline`` for LLVM; no code. The twin kernels' block
+    passes (source._twin_pass_lines) call it: each is compiled (and optimized) once, and called
+    once a block of 1024 elements."""
+    def codegen(context, builder, sig, args):
+        builder.function.attributes.add("noinline")
+        return context.get_dummy_value()
+    return types.none(), codegen
 
 
 def _same_type_int_op(signed_op, unsigned_op):

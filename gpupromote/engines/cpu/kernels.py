@@ -22,8 +22,9 @@ from . import tables as _tables
 from . import threads as _cpu_threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_lock as _load_lock, load_module
-from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, as_kernel,
-                     jit_line, lower_lines as _lower, vector_width_lines, source, storage_view, store_text as _store_text)
+from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, TWIN_BLOCKS_AFTER,
+                     as_kernel, jit_line, lower_lines as _lower, vector_width_lines, source, storage_view,
+                     store_text as _store_text)
 
 __all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module", "map_source", "run_map"]
 
@@ -80,6 +81,8 @@ class _Compiled:
         self.source = source(kernel)
         self.module = load_module(self.source)
         self.flat = self.module.flat
+        # a kernel with fast twins: calls longer than TWIN_BLOCKS_AFTER take blocks (source._twin_lines)
+        self.blocks = getattr(self.module, "blocks", None)
         self._strided = {}
         self.arrays = kernel.arrays
         self.views = [None if p.folded else storage_view(p.dtype) for p in kernel.params]
@@ -154,13 +157,13 @@ class _Compiled:
             if o.ndim == 1:
                 if self.table_min is not None and o.shape[0] >= self.table_min:
                     return self.gather(args, o, context)
-                return _launch(self, self.flat, args, o, tail, context)
+                return _launch(self, self.contiguous(o.shape[0]), args, o, tail, context)
             if all(a.flags.c_contiguous for a in arrays) and o.flags.c_contiguous:
                 for i in self.arrays:
                     args[i] = args[i].reshape(-1)
                 if self.table_min is not None and o.size >= self.table_min:
                     return self.gather(args, o.reshape(-1), context)
-                return _launch(self, self.flat, args, o.reshape(-1), tail, context)
+                return _launch(self, self.contiguous(o.size), args, o.reshape(-1), tail, context)
         if o.size == 1:   # why: also (1, 1) from broadcast operands, which _coalesce would make 0-d
             for i in self.arrays:
                 args[i] = args[i].reshape(1)
@@ -190,6 +193,10 @@ class _Compiled:
             for i in self.arrays:
                 sub[i] = args[i][idx]
             _launch(self, fn, sub, o[idx], tail, context)
+
+    def contiguous(self, n: int):
+        """The loop over ``n`` contiguous elements: blocks (fast twins) for long calls, else flat."""
+        return self.blocks if self.blocks is not None and n > TWIN_BLOCKS_AFTER else self.flat
 
     def gather(self, args, out, context):
         """out = the kernel of args (its array 1-d, out's length), by table lookup."""

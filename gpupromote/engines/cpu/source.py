@@ -152,7 +152,7 @@ def _twin_of(node, names):
 def has_twins(kernel) -> bool:
     """Whether ``kernel`` calls a math entry point with a fast twin (and has no checks, whose flags
     a twin's pass would set from values the second pass replaces): its contiguous loop then runs
-    in blocks, the twins first (_twin_block_lines)."""
+    in blocks, the twins first (_twin_lines)."""
     if kernel.checks:
         return False
     names = {n: f"v{k}" for k, n in enumerate(kernel.steps())} | {p: f"x{p.index}" for p in kernel.params}
@@ -185,7 +185,7 @@ def let_lines(names, steps, indent: str, twins: bool = False) -> list[str]:
 # what every generated module imports: the helpers its statements call, the inlined math's names
 HELPER_IMPORTS = [f"from gpupromote.engines.cpu.{m} import *  # noqa: F401,F403"
                   for m in ("helpers", "elementwise", "owned_math", "unary", "casts", "inline_math")] + [
-                  "from gpupromote.engines.cpu.intrinsics import overlaps, prefer_256_bit  # noqa: F401"]
+                  "from gpupromote.engines.cpu.intrinsics import never_inline, overlaps, prefer_256_bit  # noqa: F401"]
 
 
 def _param_names(kernel):
@@ -311,12 +311,11 @@ def source(kernel) -> str:
         "@_jit",
         f"def flat({params}):",
         *first,
-        *(_twin_block_lines(kernel) if has_twins(kernel) else [
-            *_flag_lines(kernel, "before"),
-            "    for i in range(out.shape[0]):",
-            *_body(kernel, "i", "        "),
-            *_flag_lines(kernel, "after")]),
-        *(_twin_pass_lines(kernel) if has_twins(kernel) else []),
+        *_flag_lines(kernel, "before"),
+        "    for i in range(out.shape[0]):",
+        *_body(kernel, "i", "        "),
+        *_flag_lines(kernel, "after"),
+        *(_twin_lines(kernel) if has_twins(kernel) else []),
     ]
     for nd in range(1, MAX_STRIDED_NDIM + 1):
         idx = ", ".join(f"i{d}" for d in range(nd))
@@ -335,6 +334,9 @@ def source(kernel) -> str:
 
 # elements a buffered kernel copies in and out at a time (a few KiB per operand: stays in L1)
 BUFFER_ELEMENTS = 1024
+# the longest call of a kernel with fast twins that takes flat (and the compiled dispatcher's native
+# entry, which has no twins either) rather than blocks
+TWIN_BLOCKS_AFTER = 4 * BUFFER_ELEMENTS
 
 
 def _buffered_lines(kernel, nd: int, params: str) -> list[str]:
@@ -401,29 +403,36 @@ def _native_lines(kernel) -> list[str]:
     return lines
 
 
-def _twin_block_lines(kernel) -> list[str]:
-    """The contiguous loop of a kernel with fast twins (has_twins), in blocks of BUFFER_ELEMENTS: each
-    block computed with the twins (``twin_pass``), which flag the inputs only the entry points
-    answer; where one was flagged, the block computed again with the entry points (``entry_pass``).
-    Every element is the entry points' result (a twin equals its entry point wherever rare is
-    false), in any blocking. The passes write the output directly, or, where it shares memory with
-    an input (in place), a buffer copied out after the block, so that a second pass reads the
-    inputs. sin of 10^7 float32: 47 -> 19 ms, one thread (no table gathers). Compiled when a call
-    first needs flat (a cold gp.sin float32 flat: about 330 ms against 125 without twins)."""
+def _twin_lines(kernel) -> list[str]:
+    """``blocks``: the contiguous loop of a kernel with fast twins (has_twins), for calls longer than
+    TWIN_BLOCKS_AFTER elements (shorter ones take flat, which compiles in a third of the time: a
+    fused GELU's first small call 630 -> 100 ms), in blocks of BUFFER_ELEMENTS: each block computed
+    with the twins (``twin_pass``), which flag the inputs only the entry points answer; where one
+    was flagged, the block computed again with the entry points (``entry_pass``). Every element is
+    the entry points' result (a twin equals its entry point wherever rare is false), in any
+    blocking. The passes write the output directly, or, where it shares memory with an input (in
+    place), a buffer copied out after the block, so that a second pass reads the inputs. sin of
+    10^7 float32: 47 -> 19 ms, one thread (no table gathers)."""
     arrays = [p for p in kernel.params if not p.folded]
     args = _block_args(kernel)
-    lines = [f"    bo = np.empty({BUFFER_ELEMENTS}, out.dtype)",
+    params = ", ".join(_param_names(kernel) + ["out"])
+    lines = ["", "", "@_jit", f"def blocks({params}):",
+             f"    bo = np.empty({BUFFER_ELEMENTS}, out.dtype)",
              f"    alias = {' or '.join(f'overlaps(x{p.index}, out)' for p in arrays) or 'False'}",
              f"    for j in range(0, out.shape[0], {BUFFER_ELEMENTS}):",
              f"        m = min({BUFFER_ELEMENTS}, out.shape[0] - j)"]
     lines += [f"        y{p.index} = x{p.index}[j:j + m]" for p in arrays]
+    # Note: the passes are functions of their own, which costs a first long call about 100 ms more
+    # compile than one function holding both loops (a fused GELU 470 -> 620 ms, once per machine:
+    # the disk cache keeps them) for 2-9% of speed (float32 log of 10^7: 7.37 -> 6.72 ms)
     return lines + ["        d = bo[:m] if alias else out[j:j + m]",
                     f"        if twin_pass({args}, d):",
                     f"            entry_pass({args}, d)",
                     "        if alias:",
                     "            ro = out[j:j + m]",
                     "            for k in range(m):",
-                    "                ro[k] = d[k]"]
+                    "                ro[k] = d[k]",
+                    *_twin_pass_lines(kernel)]
 
 
 def _block_args(kernel) -> str:
@@ -431,16 +440,16 @@ def _block_args(kernel) -> str:
 
 
 def _twin_pass_lines(kernel) -> list[str]:
-    """The two passes over a block of a kernel with fast twins (_twin_block_lines), functions of
-    their own: inside flat's loop over blocks, LLVM kept fewer of the math's constants in registers
-    (float32 log of 10^7: 6.97 -> 6.35 ms). ``twin_pass`` returns whether an input was flagged
+    """The two passes over a block of a kernel with fast twins (_twin_lines), functions of their own
+    (and never inlined): inside the loop over blocks, LLVM kept fewer of the math's constants in
+    registers (float32 log of 10^7: 6.97 -> 6.35 ms). ``twin_pass`` returns whether an input was flagged
     (``rare``, or for a keyed twin the smallest key ``near``: twins.KEYED)."""
     args = _block_args(kernel)
-    return ["", "", "@_jit", f"def twin_pass({args}, d):",
+    return ["", "", "@_jit", f"def twin_pass({args}, d):", "    never_inline()",
             "    rare = False", "    near = np.uint64(0xFFFFFFFFFFFFFFFF)", "    for k in range(d.shape[0]):",
             *_body(kernel, "k", " " * 8, src="y", dst="d", twins=True),
             f"    return rare or near <= {TIE_KEY_LIMIT}",
-            "", "", "@_jit", f"def entry_pass({args}, d):", "    for k in range(d.shape[0]):",
+            "", "", "@_jit", f"def entry_pass({args}, d):", "    never_inline()", "    for k in range(d.shape[0]):",
             *_body(kernel, "k", " " * 8, src="y", dst="d")]
 
 
