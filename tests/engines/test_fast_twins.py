@@ -110,6 +110,9 @@ def test_strided_and_2d(op):
     _same(_gp(op)(x[::2]), _want(op, x[::2]))
     grid = x.reshape(4, -1)
     _same(_gp(op)(grid), _want(op, grid))
+    # 2-d strided: the buffered loop, whose stretches are the twins' blocks
+    _same(_gp(op)(grid.T), _want(op, grid.T))
+    _same(_gp(op)(grid[:, ::3]), _want(op, grid[:, ::3]))
 
 
 def test_long_calls_leave_the_native_entry_for_the_blocks():

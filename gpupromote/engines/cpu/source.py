@@ -343,9 +343,10 @@ def _buffered_lines(kernel, nd: int, params: str) -> list[str]:
     """``buffered<nd>``: the strided loop for kernels that call the math library. A strided or
     broadcast operand keeps LLVM from vectorising the element loop, and a math function run one
     element at a time costs several times its vector speed; so each stretch of the innermost axis
-    is copied into contiguous buffers, computed by ``flat`` (vectorised), and copied out, as
-    NumPy's buffered iterator does. Kernels without math calls keep strided<nd> (a copy costs more
-    than their arithmetic). Same element order, same bits."""
+    is copied into contiguous buffers, computed by ``flat`` (vectorised; with fast twins, by the
+    twins' passes: one block), and copied out, as NumPy's buffered iterator does. Kernels without
+    math calls keep strided<nd> (a copy costs more than their arithmetic). Same element order, same
+    bits."""
     arrays = [p for p in kernel.params if not p.folded]
     outer = [f"i{d}" for d in range(nd - 1)]
     lines = ["", "", f"def buffered{nd}({params}):"]
@@ -366,8 +367,11 @@ def _buffered_lines(kernel, nd: int, params: str) -> list[str]:
                   f"{ind}    for k in range(m):", f"{ind}        b{p.index}[k] = r{p.index}[k]"]
     call = [f"b{p.index}[:m]" if not p.folded else f"s{p.index}" for p in kernel.params]
     call += ["bo[:m]"] + (["flags"] if kernel.checks else [])
-    lines += [f"{ind}    flat({', '.join(call)})",
-              f"{ind}    ro = out[{at}]",
+    if has_twins(kernel):   # the stretch is one block of the twins' passes (the buffers share no memory)
+        lines += [f"{ind}    if twin_pass({', '.join(call)}):", f"{ind}        entry_pass({', '.join(call)})"]
+    else:
+        lines += [f"{ind}    flat({', '.join(call)})"]
+    lines += [f"{ind}    ro = out[{at}]",
               f"{ind}    for k in range(m):", f"{ind}        ro[k] = bo[k]"]
     return lines
 
