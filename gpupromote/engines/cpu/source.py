@@ -426,9 +426,10 @@ def _twin_lines(kernel) -> list[str]:
              f"    for j in range(0, out.shape[0], {BUFFER_ELEMENTS}):",
              f"        m = min({BUFFER_ELEMENTS}, out.shape[0] - j)"]
     lines += [f"        y{p.index} = x{p.index}[j:j + m]" for p in arrays]
-    # Note: the passes are functions of their own, which costs a first long call about 100 ms more
-    # compile than one function holding both loops (a fused GELU 470 -> 620 ms, once per machine:
-    # the disk cache keeps them) for 2-9% of speed (float32 log of 10^7: 7.37 -> 6.72 ms)
+    # Note: the passes are functions of their own: inside the loop over blocks LLVM kept fewer of
+    # the math's constants in registers (float32 log of 10^7: 7.37 -> 6.72 ms; tanh 8.90 -> 8.66),
+    # for about 100 ms more of a first long call's compile (a fused GELU 470 -> 620 ms, once per
+    # machine: the disk cache keeps it)
     return lines + ["        d = bo[:m] if alias else out[j:j + m]",
                     f"        if twin_pass({args}, d):",
                     f"            entry_pass({args}, d)",
@@ -445,8 +446,7 @@ def _block_args(kernel) -> str:
 
 def _twin_pass_lines(kernel) -> list[str]:
     """The two passes over a block of a kernel with fast twins (_twin_lines), functions of their own
-    (and never inlined): inside the loop over blocks, LLVM kept fewer of the math's constants in
-    registers (float32 log of 10^7: 6.97 -> 6.35 ms). ``twin_pass`` returns whether an input was flagged
+    and never inlined (the Note in _twin_lines). ``twin_pass`` returns whether an input was flagged
     (``rare``, or for a keyed twin the smallest key ``near``: twins.KEYED)."""
     args = _block_args(kernel)
     return ["", "", "@_jit", f"def twin_pass({args}, d):", "    never_inline()",
