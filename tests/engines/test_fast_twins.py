@@ -31,7 +31,8 @@ OPS = {
     "tan": (np.float32, "gpm_tan_f32", [3e30, -16777216.0, 1e10, -2.5e38, 16777216.0, 7e25], 5.0),
     "exp": (np.float64, "gpm_exp_f64", [800.0, -1000.0, np.nan, 708.5, -745.0, np.inf], 100.0),
     "log": (np.float64, "gpm_log_f64", [-1.0, 0.0, np.inf, -0.0, np.nan, -np.inf], None),
-    # keyed twins (fast32.py): subnormal results and values near a float32 tie; the special values
+    # keyed twins (fast32.py): values near a float32 tie (and subnormals, which tanh rounds to
+    # themselves); log's special values
     "tanh": (np.float32, "gpm_tanh_f32", [1e-40, -3.0025739669799805, 0.08361954987049103, -3e-39,
                                           1.309891700744629, 1.4e-45], 2.0),
     "log32": (np.float32, "gpm_log_f32", [32.62169647216797, 0.0, -1.0, 17.018136978149414, np.nan,
