@@ -350,9 +350,10 @@ _INTERLEAVE_OPTION = "-force-vector-interleave"
 @contextlib.contextmanager
 def interleaving(count: int | None):
     """LLVM's vector interleave count forced to ``count`` for the compiles inside (None: as it is).
-    The option is process-wide, so it is set and put back (to what it was: a compile nests the
-    compiles of the functions it calls) under Numba's compiler lock, which every compile in the
-    process takes: nothing else (a user's own njit code included) is compiled with it."""
+    The option is process-wide, so it is set and put back under Numba's compiler lock, which every
+    compile in the process takes: nothing else (a user's own njit code included) is compiled with
+    it. Put back to the count of the compile around it (a compile nests the compiles of the
+    functions it calls), outside all of ours to 0, LLVM's default (the cost model decides)."""
     if count is None:
         yield
         return
