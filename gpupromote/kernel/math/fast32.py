@@ -18,28 +18,27 @@ from ._dsl import as_f64, as_u64, copysign, f32, f64, fabs, fma, helper, i64, se
 from .exp_log import LN2, SHIFT
 from .log import gpm_log_split
 
-# the double ulps (of the result) a twin's value may be away from the exact one: 2^-43.4 relative
-# is about 2^9.6 ulps; four times that covers the reduction's and the division's roundings
+# the double ulps (of the result) a twin's value may be away from the exact one: 2^-43.5 relative
+# is about 2^9.5 ulps; four times that covers the reduction's and the division's roundings
 NEAR_TIE = 2048
 TIE_KEY_LIMIT = 2 * NEAR_TIE
 
-# -expm1(-2u) / 2 = u + u^2 V(u) for |u| <= ln2/4: weighted least squares in mpmath (60 digits) on
-# Chebyshev nodes of |u| <= 1.0005 ln2/4, maximum relative error of u + u^2 V 2^-43.4
-TV0 = -0.9999999999959971
-TV1 = 0.666666666673579
-TV2 = -0.33333333511850427
-TV3 = 0.1333333321302967
-TV4 = -0.04444422990627198
-TV5 = 0.012698460914071247
-TV6 = -0.003184140128399291
-TV7 = 0.00070569539265032
-# log1p(f) = 2s + s z R(z), s = f / (2 + f), z = s^2, for f in [sqrt(1/2) - 1, sqrt(2) - 1]: the same
-# fit on z <= (1.0005 (sqrt 2 - 1) / (sqrt 2 + 1))^2, maximum relative error 2^-44.9
-LS0 = 0.6666666667607402
-LS1 = 0.39999995544790545
-LS2 = 0.28572116428633454
-LS3 = 0.2217590756615809
-LS4 = 0.19587986437543534
+# -expm1(-2u) / 2 = u + u^2 V(u) for |u| <= ln2/4 (_coefficients.py TANH_V_SHORT: 2^-43.5 relative)
+TV0 = -0.9999999999962353
+TV1 = 0.6666666666740818
+TV2 = -0.33333333507210267
+TV3 = 0.13333333203115272
+TV4 = -0.04444423248171816
+TV5 = 0.01269846649542762
+TV6 = -0.003184096968685266
+TV7 = 0.0007056004090937295
+# log1p(f) = 2s + s z R(z), s = f / (2 + f), z = s^2, f in [sqrt(1/2) - 1, sqrt(2) - 1]
+# (_coefficients.py LOG_R_SHORT: 2^-44.9 relative to 2s)
+LS0 = 0.6666666667582147
+LS1 = 0.3999999561509262
+LS2 = 0.28572109909203025
+LS3 = 0.2217615474989406
+LS4 = 0.19584684044454098
 M2_INV_LN2 = -2.8853900817779268   # -2 / ln 2 (RN(1/ln2) * -2, exact scaling)
 HALF_LN2 = 0.34657359027997264     # RN(ln 2) / 2
 MINUS_TWO_BITS = 0xC000000000000000
