@@ -1,4 +1,5 @@
-"""float32 fast twins that round a shorter double evaluation and flag what it cannot decide.
+"""float32 fast twins (tanh, log, log2, log10) that round a shorter double evaluation and flag what
+it cannot decide.
 
 A float32 entry point evaluates in double to about 2^-50 and lists the few inputs where even that is
 too close to a float32 rounding boundary (_f32_fixes.py). A twin here evaluates to about 2^-43 with
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from ._core import gpm_min_f32
 from ._dsl import as_f64, as_u64, copysign, f32, f64, fabs, fma, helper, i64, select, u64
-from .exp_log import LN2, SHIFT
+from .exp_log import INV_LN10, INV_LN2, LN2, SHIFT
 from .log import gpm_log_split
 
 # the double ulps (of the result) a twin's value may be away from the exact one: 2^-43.5 relative
@@ -41,6 +42,7 @@ LS3 = 0.2217615474989406
 LS4 = 0.19584684044454098
 M2_INV_LN2 = -2.8853900817779268   # -2 / ln 2 (RN(1/ln2) * -2, exact scaling)
 HALF_LN2 = 0.34657359027997264     # RN(ln 2) / 2
+LOG10_2 = 0.3010299956639812       # RN(log10 2)
 MINUS_TWO_BITS = 0xC000000000000000
 ONE_BITS = 0x3FF0000000000000
 DOUBLE_INF_BITS = 0x7FF0000000000000
@@ -100,10 +102,9 @@ def gpm_tanh_short_f32(x: f32) -> f32:
 
 
 @helper
-def gpm_log_short(x: f64) -> f64:
-    """log(x) for x the double of a positive finite float32 to about 2^-45 relative: x = 2^e (1 + f)
-    with 1 + f in [sqrt(1/2), sqrt 2), log x = e ln 2 + 2s + s z R(z) (one rounding of e ln 2 more
-    than the entry point's two-part constant: 2^-54 of a result at least ln 2 / 2 when e != 0)."""
+def gpm_log_short_parts(x: f64) -> tuple[f64, f64]:
+    """(e, log(1 + f)) for x = 2^e (1 + f) the double of a positive finite float32, 1 + f in
+    [sqrt(1/2), sqrt 2): log(1 + f) = 2s + s z R(z) to about 2^-45 relative."""
     e, f = gpm_log_split(x)
     s = f / (2.0 + f)
     z = s * s
@@ -111,18 +112,68 @@ def gpm_log_short(x: f64) -> f64:
     r = fma(z, r, LS2)
     r = fma(z, r, LS1)
     r = fma(z, r, LS0)
-    return fma(e, LN2, fma(s * z, r, s + s))
+    return e, fma(s * z, r, s + s)
+
+
+@helper
+def gpm_log_short(x: f64) -> f64:
+    """log(x) = e ln 2 + log(1 + f) (one rounding of e ln 2 more than the entry point's two-part
+    constant: 2^-54 of a result at least ln 2 / 2 when e != 0)."""
+    e, p = gpm_log_short_parts(x)
+    return fma(e, LN2, p)
+
+
+@helper
+def gpm_log2_short(x: f64) -> f64:
+    """log2(x) = e + log(1 + f) / ln 2: e exact (a power of two gives it exactly)."""
+    e, p = gpm_log_short_parts(x)
+    return fma(p, INV_LN2, e)
+
+
+@helper
+def gpm_log10_short(x: f64) -> f64:
+    """log10(x) = e log10(2) + log(1 + f) / ln 10 (each product rounded once)."""
+    e, p = gpm_log_short_parts(x)
+    return fma(e, LOG10_2, p * INV_LN10)
+
+
+@helper
+def gpm_log_special_key(x: f32, y: f64) -> u64:
+    """The rare key of a logarithm's twin value y of x: 0 where x is not positive and finite (zeros,
+    negatives, inf, NaN: the entry point's special values), else y's tie key."""
+    special = as_u64(f64(x)) - u64(1) >= u64(DOUBLE_INF_BITS - 1)
+    return select(special, u64(0), gpm_tie_key_bits(as_u64(y)))
 
 
 @helper
 def gpm_log_short_key_f32(x: f32) -> u64:
-    """The rare key of gpm_log_short_f32 (rare: at most TIE_KEY_LIMIT): near a float32 tie, or 0
-    where x is not positive and finite (zeros, negatives, inf, NaN: the special values)."""
-    special = as_u64(f64(x)) - u64(1) >= u64(DOUBLE_INF_BITS - 1)
-    return select(special, u64(0), gpm_tie_key_bits(as_u64(gpm_log_short(f64(x)))))
+    """The rare key of gpm_log_short_f32 (rare: at most TIE_KEY_LIMIT)."""
+    return gpm_log_special_key(x, gpm_log_short(f64(x)))
 
 
 @helper
 def gpm_log_short_f32(x: f32) -> f32:
     """gpm_log_f32 wherever gpm_log_short_key_f32 is above TIE_KEY_LIMIT (the fast twin)."""
     return f32(gpm_log_short(f64(x)))
+
+
+@helper
+def gpm_log2_short_key_f32(x: f32) -> u64:
+    return gpm_log_special_key(x, gpm_log2_short(f64(x)))
+
+
+@helper
+def gpm_log2_short_f32(x: f32) -> f32:
+    """gpm_log2_f32 wherever gpm_log2_short_key_f32 is above TIE_KEY_LIMIT."""
+    return f32(gpm_log2_short(f64(x)))
+
+
+@helper
+def gpm_log10_short_key_f32(x: f32) -> u64:
+    return gpm_log_special_key(x, gpm_log10_short(f64(x)))
+
+
+@helper
+def gpm_log10_short_f32(x: f32) -> f32:
+    """gpm_log10_f32 wherever gpm_log10_short_key_f32 is above TIE_KEY_LIMIT."""
+    return f32(gpm_log10_short(f64(x)))
