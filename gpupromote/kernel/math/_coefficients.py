@@ -114,10 +114,10 @@ FITS = {
     # the float32 log twin's (fast32.py LS0..LS4): the same form, one degree less
     "LOG_R_SHORT": (_safe(lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / mp.sqrt(z)), 0, 0.02945,
                     list(range(1, 6)), _safe(lambda z: 1 / 2), ()),
-    # the float32 tanh twin's (fast32.py TV0..TV7): -expm1(-2u)/2 = u + u^2 V(u), |u| <= ln2/4, error
-    # relative to u + u^2 V (weight u^2 / (-expm1(-2u)/2))
-    "TANH_V_SHORT": (_safe(lambda u: (-mp.expm1(-2 * u) / 2 - u) / u**2), -LN2 / 4 * 1.0005, LN2 / 4 * 1.0005,
-                     list(range(0, 8)), _safe(lambda u: u**2 / (-mp.expm1(-2 * u) / 2)), ()),
+    # the float32 tanh twin's (fast32.py TS0..TS3): -2u / expm1(-2u) = 1 + u + u^2 S(u^2), |u| <= ln2/4
+    # (S(w) = (u coth u - 1) / u^2, even); absolute error of u^2 S (weight w)
+    "TANH_S_SHORT": (_safe(lambda w: (mp.sqrt(w) * mp.coth(mp.sqrt(w)) - 1) / w), 0, (LN2 / 4 * 1.0005)**2,
+                     list(range(0, 4)), lambda w: w, ()),
     # sin(r) = r + r^3 S(r^2), |r| <= pi/4: error of r^3 S relative to r (weight z)
     "SIN_S_F64": (_safe(lambda z: (mp.sin(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3), 0, (mp.pi / 4)**2 * 1.001,
                   list(range(0, 9)), lambda z: z, ()),

@@ -2,7 +2,7 @@
 it cannot decide.
 
 A float32 entry point evaluates in double to about 2^-50 and lists the few inputs where even that is
-too close to a float32 rounding boundary (_f32_fixes.py). A twin here evaluates to about 2^-43 with
+too close to a float32 rounding boundary (_f32_fixes.py). A twin here evaluates to about 2^-45 with
 fewer operations and no list: its rare key (``gpm_tie_key_bits``) is at most TIE_KEY_LIMIT where the
 double lies within NEAR_TIE units in the last place of a float32 half-way point, where its rounding
 may differ from the exact value's, and where the input is one of the entry point's special cases.
@@ -19,20 +19,17 @@ from ._dsl import as_f64, as_u64, copysign, f32, f64, fabs, fma, helper, i64, se
 from .exp_log import INV_LN10, INV_LN2, LN2, SHIFT
 from .log import gpm_log_split
 
-# the double ulps (of the result) a twin's value may be away from the exact one: 2^-43.5 relative
-# is about 2^9.5 ulps; four times that covers the reduction's and the division's roundings
+# the double ulps (of the result) a twin's value may be away from the exact one: log's 2^-44.9
+# relative is about 2^8 ulps (tanh's 2^-48 about 2^5); eight times that covers the roundings
 NEAR_TIE = 2048
 TIE_KEY_LIMIT = 2 * NEAR_TIE
 
-# -expm1(-2u) / 2 = u + u^2 V(u) for |u| <= ln2/4 (_coefficients.py TANH_V_SHORT: 2^-43.5 relative)
-TV0 = -0.9999999999962353
-TV1 = 0.6666666666740818
-TV2 = -0.33333333507210267
-TV3 = 0.13333333203115272
-TV4 = -0.04444423248171816
-TV5 = 0.01269846649542762
-TV6 = -0.003184096968685266
-TV7 = 0.0007056004090937295
+# -2u / expm1(-2u) = 1 + u + u^2 S(u^2) for |u| <= ln2/4, S(w) = (u coth u - 1) / u^2 (even)
+# (_coefficients.py TANH_S_SHORT: 2^-49.6 absolute)
+TS0 = 0.3333333333321254
+TS1 = -0.022222221831395658
+TS2 = 0.0021163628137494794
+TS3 = -0.0002100815135048121
 # log1p(f) = 2s + s z R(z), s = f / (2 + f), z = s^2, f in [sqrt(1/2) - 1, sqrt(2) - 1]
 # (_coefficients.py LOG_R_SHORT: 2^-44.9 relative to 2s)
 LS0 = 0.6666666667582147
@@ -59,25 +56,23 @@ def gpm_tie_key_bits(b: u64) -> u64:
 
 @helper
 def gpm_tanh_short(a: f64) -> f64:
-    """tanh(a) for 0 <= a <= 10 to about 2^-43 relative. With k = round(-2a / ln 2) and
-    u = a + k ln2 / 2 (|u| <= ln2/4), expm1(-2a) = 2^k expm1(-2u) + 2^k - 1 and
-    expm1(-2u) = -2 (u + u^2 V(u)); tanh(a) = expm1(-2a) / (-2 - expm1(-2a))."""
+    """tanh(a) for 0 <= a <= 10 to about 2^-48 relative, one division. With k = round(-2a / ln 2),
+    u = a + k ln2 / 2 (|u| <= ln2/4) and expm1(-2u) = -2u / D, D = 1 + u + u^2 S(u^2):
+    expm1(-2a) = 2^k expm1(-2u) + 2^k - 1 = P / D with P = -2^(k+1) u + (2^k - 1) D, and
+    tanh(a) = -expm1(-2a) / (2 + expm1(-2a)) = P / (-(2^k + 1) D + 2^(k+1) u). Ten multiply-adds
+    (the entry point: 15); for k = 0 the numerator is -2u exactly."""
     t = fma(a, M2_INV_LN2, SHIFT)
     kf = t - SHIFT
     u = fma(kf, HALF_LN2, a)
-    u2 = u * u
-    v = fma(u, TV7, TV6)
-    v = fma(u, v, TV5)
-    v = fma(u, v, TV4)
-    v = fma(u, v, TV3)
-    v = fma(u, v, TV2)
-    v = fma(u, v, TV1)
-    v = fma(u, v, TV0)
-    q = fma(u2, v, u)
+    w = u * u
+    v = fma(w, TS3, TS2)
+    v = fma(w, v, TS1)
+    v = fma(w, v, TS0)
+    d = fma(w, v, 1.0 + u)
     k52 = as_u64(t) << u64(52)
-    # -2 * 2^k and 2^k - 1 from the shifter's low bits (k <= 0): integer adds, no multiply
-    e = fma(as_f64(k52 + u64(MINUS_TWO_BITS)), q, as_f64(k52 + u64(ONE_BITS)) - 1.0)
-    return e / (-2.0 - e)
+    s = as_f64(k52 + u64(ONE_BITS))                  # 2^k (k <= 0), from the shifter's low bits
+    m = as_f64(k52 + u64(MINUS_TWO_BITS)) * u        # -2^(k+1) u
+    return fma(s - 1.0, d, m) / fma(-1.0 - s, d, -m)
 
 
 @helper
@@ -90,7 +85,7 @@ def gpm_tanh_short_abs(x: f32) -> f64:
 def gpm_tanh_short_key_f32(x: f32) -> u64:
     """The rare key of gpm_tanh_short_f32 (rare: at most TIE_KEY_LIMIT): near a float32 tie. A
     subnormal x needs no flag: tanh x = x - x^3/3 rounds to x, and the twin's double lies within
-    2^-43 |x| < 2^-169 of it, far inside the subnormal grid's half step 2^-150."""
+    2^-44 |x| < 2^-170 of it, far inside the subnormal grid's half step 2^-150."""
     return gpm_tie_key_bits(as_u64(gpm_tanh_short_abs(x)))
 
 
