@@ -117,7 +117,18 @@ def test_eager_gpu_reductions_equal_the_cpu_engine(op, dtype, policy, shape, axi
     got = got.numpy() if isinstance(got, gp.Array) else got.get()
     want = want.numpy() if isinstance(want, gp.Array) else np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
-    assert _bits(got).tobytes() == _bits(want).tobytes()
+    _same_but_made_nans(got, want, op)
+
+
+def _same_but_made_nans(got, want, op):
+    """The same bits, but where both are NaN: a NaN made by an invalid operation (the mean of an
+    empty row is 0 / 0) is x86's negative default NaN on the CPU and the positive canonical one on a
+    GPU (docs/deviations.md, "NaN signs")."""
+    g, w = _bits(got), _bits(want)
+    if want.dtype.kind == "f":
+        made = np.isnan(got) & np.isnan(want)
+        g, w = np.where(made, 0, g), np.where(made, 0, w)
+    assert g.tobytes() == w.tobytes(), f"{op}: GPU {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
 
 
 def test_gpu_sum_of_ten_million_is_the_cpu_bits_and_fast():
@@ -164,7 +175,7 @@ def test_eager_reductions_and_scans_of_cupy_arrays_equal_the_cpu_engine(op, dtyp
     d = gp.asarray(x, device="cuda") if dtype == "bfloat16" else cp.asarray(x)
     got = _host(getattr(gp, op)(d, axis=axis, policy=policy))
     assert got.dtype == want.dtype and got.shape == want.shape
-    assert _bits(got).tobytes() == _bits(want).tobytes(), f"{op}: GPU {got.ravel()[:4]} vs CPU {want.ravel()[:4]}"
+    _same_but_made_nans(got, want, op)
 
 
 @pytest.mark.parametrize("op, dtype, out_dtype, axis", OUTS)
