@@ -1,5 +1,5 @@
 """Math entry points with a fast twin (kernel/math/twins.FAST_TWINS: sin, cos and tan of float32,
-whose reduction reads a table only for |x| >= 2^24; tanh, log, log2 and log10 of float32, a shorter evaluation
+whose reduction reads a table only for |x| >= 2^24; tanh, log, log2, log10 and log1p of float32, a shorter evaluation
 whose rounding is checked (keyed: fast32.py); float64 exp, exp2, sinh, cosh and sigmoid,
 straight-line away from subnormal results and the overflow edge): the CPU engine's contiguous loops run each
 block of BUFFER_ELEMENTS with the twin, and again with the entry point where a rare input was
@@ -39,6 +39,7 @@ OPS = {
                                           5.769937038421631], None),
     "log2": (np.float32, "gpm_log2_f32", [0.0, -1.0, np.nan, np.inf, -0.0, -np.inf], None),
     "log10": (np.float32, "gpm_log10_f32", [np.inf, 0.0, -2.5, np.nan, -np.inf, -0.0], None),
+    "log1p": (np.float32, "gpm_log1p_f32", [-1.0, np.inf, -3.0, -np.inf, -1.5, np.nan], None),
 }
 GP_OP = {"log32": "log"}   # the label of a second dtype of one op -> the op
 

@@ -1,4 +1,4 @@
-"""float32 fast twins (tanh, log, log2, log10) that round a shorter double evaluation and flag what
+"""float32 fast twins (tanh, log, log2, log10, log1p) that round a shorter double evaluation and flag what
 it cannot decide.
 
 A float32 entry point evaluates in double to about 2^-50 and lists the few inputs where even that is
@@ -43,6 +43,8 @@ LOG10_2 = 0.3010299956639812       # RN(log10 2)
 MINUS_TWO_BITS = 0xC000000000000000
 ONE_BITS = 0x3FF0000000000000
 DOUBLE_INF_BITS = 0x7FF0000000000000
+MINUS_ONE_BITS = 0xBFF0000000000000     # -1.0: every double from -1 down (and a NaN with the sign) is above
+TWO_M29 = 1.862645149230957e-09         # 2^-29
 
 
 @helper
@@ -172,3 +174,27 @@ def gpm_log10_short_key_f32(x: f32) -> u64:
 def gpm_log10_short_f32(x: f32) -> f32:
     """gpm_log10_f32 wherever gpm_log10_short_key_f32 is above TIE_KEY_LIMIT."""
     return f32(gpm_log10_short(f64(x)))
+
+
+@helper
+def gpm_log1p_short(x: f64) -> f64:
+    """log(1 + x) for x the double of a float32 above -1, finite: 1 + x is exact in double from
+    2^-29 up to 2^53 (and within 2^-53 beyond, where log x > 36), so log_short of it; below 2^-29,
+    x - x^2 / 2 (the cube is 2^-58 of it), as the entry point."""
+    return select(fabs(x) < TWO_M29, fma(-0.5 * x, x, x), gpm_log_short(1.0 + x))
+
+
+@helper
+def gpm_log1p_short_key_f32(x: f32) -> u64:
+    """The rare key of gpm_log1p_short_f32 (rare: at most TIE_KEY_LIMIT): near a float32 tie, or 0
+    for x <= -1 and +inf (the special values; a NaN x is the twin's own). A subnormal x needs no
+    flag: x - x^2 / 2 is x exactly there, its correctly rounded result."""
+    b = as_u64(f64(x))
+    special = (b >= u64(MINUS_ONE_BITS)) | (b == u64(DOUBLE_INF_BITS))
+    return select(special, u64(0), gpm_tie_key_bits(as_u64(gpm_log1p_short(f64(x)))))
+
+
+@helper
+def gpm_log1p_short_f32(x: f32) -> f32:
+    """gpm_log1p_f32 wherever gpm_log1p_short_key_f32 is above TIE_KEY_LIMIT (the fast twin)."""
+    return select(x != x, x, f32(gpm_log1p_short(f64(x))))

@@ -8,7 +8,7 @@ them as before (a float64 entry point calling its twin compiled the twin's helpe
 The twin is straight-line where the entry point branches (float64: special values, subnormal
 results) or skips work only the rare inputs need (float32 sin, cos, tan: the table reduction of
 |x| >= 2^24, gathers in a vectorized loop), or evaluates a shorter formula whose rounding it checks
-(float32 tanh, log, log2, log10: fast32.py, keyed). The CPU engine's contiguous loops run the twin over a
+(float32 tanh, log, log2, log10, log1p: fast32.py, keyed). The CPU engine's contiguous loops run the twin over a
 block and rerun the block with the entry point if rare held for any element (engines/cpu/source.py);
 the C++ rendering and every other caller use the entry points."""
 from __future__ import annotations
@@ -25,6 +25,7 @@ FAST_TWINS = {
     "gpm_log_f32":     ("gpm_log_short_f32",     "gpm_log_short_key_f32"),
     "gpm_log2_f32":    ("gpm_log2_short_f32",    "gpm_log2_short_key_f32"),
     "gpm_log10_f32":   ("gpm_log10_short_f32",   "gpm_log10_short_key_f32"),
+    "gpm_log1p_f32":   ("gpm_log1p_short_f32",   "gpm_log1p_short_key_f32"),
     "gpm_power_f32":   ("gpm_power_sq_f32",      "gpm_power_not_sq_f32"),   # x ** 2
     "gpm_power_f64":   ("gpm_power_sq_f64",      "gpm_power_not_sq_f64"),
     "gpm_exp_f64":     ("gpm_exp_fast_f64",      "gpm_exp_rare_f64"),
@@ -44,7 +45,7 @@ FAST_TWINS = {
 # TIE_KEY_LIMIT (fast32.py). A loop keeps the smallest key, one vector min an element; or-ing bools
 # made LLVM fold flags in mask registers (a float32 log twin's loop: 7.15 -> 6.19 ms for 10**7)
 KEYED = frozenset({"gpm_tanh_short_key_f32", "gpm_log_short_key_f32", "gpm_log2_short_key_f32",
-                   "gpm_log10_short_key_f32"})
+                   "gpm_log10_short_key_f32", "gpm_log1p_short_key_f32"})
 
 # the functions the CPU kernels call as intrinsics for the twins
 TWIN_FUNCTIONS = frozenset(name for pair in FAST_TWINS.values() for name in pair)
