@@ -3,7 +3,7 @@ whose reduction reads a table only for |x| >= 2^24; tanh, log, log2, log10 and l
 whose rounding is checked (keyed: fast32.py); float64 exp, exp2, sinh, cosh and sigmoid,
 straight-line away from subnormal results and the overflow edge): the CPU engine's contiguous loops run each
 block of BUFFER_ELEMENTS with the twin, and again with the entry point where a rare input was
-flagged (engines/cpu/source.py ``_twin_block_lines``; the compiled dispatcher's native entry, without
+flagged (engines/cpu/source.py ``_twin_lines``; the compiled dispatcher's native entry, without
 twins, takes the short calls). Every element must be the entry point's result, wherever the rare
 inputs sit, in place, strided, on the native entry and over several threads;
 tests/kernel/math/test_fast_twins.py checks the twins themselves."""

@@ -115,10 +115,8 @@ def _fast_runner(plan, converters):
     # Every kernel call below sits in a try block (free in CPython 3.11 until it raises) so that
     # a compile failure reads as a TypeError, never as a Numba traceback.
     k = kernel_for(plan)
-    flat, blocks, res_np, vo = k.flat, k.blocks, plan.result.numpy, k.out_view
-
-    def loop(n):   # a kernel with fast twins runs its long calls in blocks (kernels._Compiled.contiguous)
-        return flat if blocks is None or n <= TWIN_BLOCKS_AFTER else blocks
+    res_np, vo = plan.result.numpy, k.out_view
+    loop = k.contiguous   # n -> flat, or blocks for a long call of a kernel with fast twins
     small, np_empty = POOL_MIN_BYTES // res_np.itemsize, np.empty
 
     def empty(shape, dtype):   # 1-element calls must not pay for the pool's bookkeeping
@@ -244,7 +242,7 @@ class _CpuBackend:
         first = compiled.table_min
         if first is not None:
             return first - 1
-        # a kernel with fast twins runs them in flat's blocks only (source._twin_block_lines): longer
+        # a kernel with fast twins runs them in its blocks loop only (source._twin_lines): longer
         # calls take the Python path there
         return TWIN_NATIVE_MAX if has_twins(compiled.kernel) else None
 
