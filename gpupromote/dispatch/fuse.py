@@ -66,7 +66,8 @@ from .operands import is_dask, lazy, native, storage_of, wants_gp_array
 from ..promotion.resolve import explain_resolution
 from .traced import Traced
 from .fuse_trace import PY_SCALARS, Tracer, is_host, rank_of, show_operand
-from .fuse_stages import StagedFunction, check_one_result, run_staged
+from .fuse_programs import run_recorded
+from .fuse_stages import StagedFunction, check_one_result
 from . import sanitize as _sanitize
 
 __all__ = ["fuse", "Fused", "Traced", "FuseError"]
@@ -111,7 +112,7 @@ class Fused:
                 # faster than the stages' staging (softmax of 16 x 1024: 62 us, 145 staged)
                 with use_policy(name):
                     return _unwrapped(check_one_result(self.fn, self.fn(*_as_gp_arrays(args))), args)
-            return run_staged(self, name, args, out)
+            return run_recorded(self, name, args, out)
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)
         if sanitizing:
@@ -122,7 +123,7 @@ class Fused:
         """What pickling keeps (dask ships fused functions to its workers): the function, the policy
         and the wrapper's attributes. The traces, the stages and the capture readers are rebuilt
         where the copy is called: their IR nodes are interned per process and cannot be unpickled."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_traces", "_stages", "_readers")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_traces", "_stages", "_readers", "_programs")}
         state["_traces"] = {}
         return state
 

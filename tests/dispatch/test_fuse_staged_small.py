@@ -35,10 +35,10 @@ def scaled_max(x, s):
 
 
 def _staged(monkeypatch):
-    """Counts run_staged's calls."""
+    """Counts the staged path's calls (fuse.run_recorded: the stages, or their recorded program)."""
     calls = []
-    original = fuse.run_staged
-    monkeypatch.setattr(fuse, "run_staged", lambda *a, **k: (calls.append(1), original(*a, **k))[1])
+    original = fuse.run_recorded
+    monkeypatch.setattr(fuse, "run_recorded", lambda *a, **k: (calls.append(1), original(*a, **k))[1])
     return calls
 
 

@@ -19,6 +19,7 @@ from numba.core import errors as numba_errors
 
 from ...kernel import ir
 from . import tables as _tables
+from . import program as _program
 from . import threads as _cpu_threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_lock as _load_lock, load_module
@@ -394,6 +395,7 @@ def _run_map_kinds(kernel: ir.Kernel, kinds: tuple, kargs, out, inplace: int | N
     o = out if view is None else out.view(view)
     # split as the elementwise kernels split (threads.MIN_CHUNK elements a thread at least), by rows
     parts = min(_cpu_threads.thread_count(), M, max(1, (M * K) // _cpu_threads.MIN_CHUNK))
+    _program.note(mod.apply, [*kargs, o, _program.ROW0, _program.ROW1], M, M * K, (len(kargs),))
     try:
         _cpu_threads.run_ranges(lambda m0, m1: mod.apply(*kargs, o, m0, m1),
                                 _cpu_threads.split_range(M, parts) if parts > 1 else [(0, M)])

@@ -1,0 +1,56 @@
+"""gp.fuse of a function with reductions, replayed: the first call of a key on NumPy arrays runs
+the stages (fuse_stages.py) with the CPU engine recording its kernel launches, and the calls after
+it replay them (engines/cpu/program.py) without running the function again."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engines.cpu import program as _cpu_program, threads as _cpu_threads
+from . import sanitize as _sanitize
+from .fuse_stages import run_staged
+
+__all__ = ["run_recorded"]
+
+_PY_SCALARS = (bool, int, float, complex)
+_MAX_PROGRAMS = 64
+
+
+def run_recorded(fused, policy, args, out):
+    """``fused.fn(*args)`` under ``policy`` into ``out``: the recorded program of the call's key
+    (_program_key) where there is one, else the stages (recording them, the first time a key is met)."""
+    key = _program_key(fused, policy, args) if out is None and _sanitize.current() is None else None
+    if key is None:
+        return run_staged(fused, policy, args, out)
+    programs = fused.__dict__.setdefault("_programs", {})
+    program = programs.get(key)
+    if program:
+        return program(args)
+    if program is False:
+        return run_staged(fused, policy, args, out)
+    with _cpu_program.recording() as box:
+        result = run_staged(fused, policy, args, out)
+    steps = box[0] if box else None
+    if len(programs) >= _MAX_PROGRAMS:
+        programs.clear()
+    programs[key] = (steps is not None and _cpu_program.build(steps, args, result)) or False
+    return result
+
+
+def _program_key(fused, policy, args):
+    """What a recorded program is kept under: the policy, what ``fn`` captures, each array's shape,
+    dtype and writability, each Python scalar's type and exact value; None where a call is not
+    recorded (an argument of another kind, 0-d, not C-contiguous; a captured array, whose contents
+    a launch may have taken as a value). Whether threads split the call is part of it: one long
+    row runs otherwise over threads, which a recording does not replay."""
+    captured = fused._captured()
+    if any(t not in _PY_SCALARS and not issubclass(t, np.generic) for _, t, _ in captured):
+        return None
+    key = [policy, captured, _cpu_threads.thread_count() > 1]
+    for a in args:
+        if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous:
+            key.append((a.shape, a.dtype, a.flags.writeable))
+        elif type(a) in _PY_SCALARS:
+            key.append((type(a), repr(a)))
+        else:
+            return None
+    return tuple(key)

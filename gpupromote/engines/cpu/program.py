@@ -1,0 +1,225 @@
+"""A staged call's kernel launches, recorded once and replayed without the staging.
+
+A gp.fuse function with reductions runs as a few kernels (dispatch/fuse_stages.py), and the
+staging around them (the function run again on recording values, pending reductions settled, a
+trace looked up per stage: some 700 Python calls) cost about 0.5 ms a call, an eighth of a
+4096 x 1024 float32 softmax on one thread. Every kernel those stages launch on the CPU is a Numba
+function over a range of rows (reduce.py ``rows``, kernels.py ``apply``), so a call can be
+recorded (``recording``: each launch notes its function, its arguments and which arrays it writes)
+and kept as a ``Program``: the same launches with the same arguments, on the new call's arrays and
+freshly allocated intermediates, a few microseconds of Python each.
+
+Where the launches run over the same rows and each array one writes is read by the others only as
+the same rows (a row's max, then the row's exp kept and summed, then the row divided), each thread
+runs every launch over its own rows: one fork and join a call instead of one a launch (softmax on
+two threads: 2.77 -> 2.04 ms). The functions, their arguments and each row's order of combination
+(fixed by K alone) are the staged call's, so the bits are too; ``build`` also replays a program
+once on the recorded call and keeps it only if the result equals the staged one byte for byte.
+
+The engine cannot see what the dispatcher computes outside these launches, so a recording is kept
+only where it is complete: every array a launch reads is an argument of the call or was written
+by an earlier launch of the call, and the result is one a launch wrote. A launch of another kind
+(a scan, a column reduction, one long row split over threads, batched columns) spoils the
+recording, and the staged path runs every call, as before.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from . import threads as _threads
+from .pool import alloc
+
+__all__ = ["ROW0", "ROW1", "note", "spoil", "recording", "Program", "build"]
+
+ROW0, ROW1 = object(), object()     # the placeholders of a launch's first and past-last row
+
+_local = threading.local()
+
+
+def note(fn, args, rows: int, size: int, writes) -> None:
+    """A launch of the Numba function ``fn`` (a module's ``rows`` or ``apply``) over ``rows`` rows,
+    ``size`` elements, called as ``fn(*args)`` with ROW0 / ROW1 where its row range goes;
+    ``writes``: the indices of the arrays in ``args`` it writes. Nothing unless a recording is on
+    in this thread."""
+    steps = getattr(_local, "steps", None)
+    if steps is not None:
+        steps.append((fn, list(args), rows, size, tuple(writes)))
+
+
+def spoil() -> None:
+    """A launch the program cannot replay: the recording on this thread is not kept."""
+    if getattr(_local, "steps", None) is not None:
+        _local.spoiled = True
+
+
+@contextlib.contextmanager
+def recording():
+    """Record the launches on this thread; yields the list they go to (None at the end if spoiled)."""
+    if getattr(_local, "steps", None) is not None:
+        yield None   # (a staged call inside a staged call's function: the outer one records)
+        return
+    steps: list = []
+    _local.steps, _local.spoiled = steps, False
+    box = [steps]
+    try:
+        yield box
+    finally:
+        if _local.spoiled:
+            box[0] = None
+        _local.steps = None
+
+
+def _root_of(a: np.ndarray):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+class _View:
+    """An array argument as its root (an argument of the call, or a buffer the call made) and the
+    bytes, shape and strides of the view on it."""
+    __slots__ = ("root", "offset", "shape", "strides", "dtype", "writeable")
+
+    def __init__(self, root, offset, a):
+        self.root, self.offset = root, offset
+        self.shape, self.strides, self.dtype, self.writeable = a.shape, a.strides, a.dtype, a.flags.writeable
+
+    def same(self, other) -> bool:
+        return (self.root, self.offset, self.shape, self.strides) == (other.root, other.offset, other.shape,
+                                                                      other.strides)
+
+    def on(self, buffers):
+        v = np.ndarray(self.shape, self.dtype, buffer=buffers[self.root], offset=self.offset, strides=self.strides)
+        if not self.writeable:
+            v.flags.writeable = False
+        return v
+
+
+class Program:
+    """The recorded launches, and how to rebuild their arguments from a new call's arguments."""
+
+    def __init__(self, n_args, new_roots, steps, result, row_local):
+        self.n_args, self.new_roots, self.steps, self.result = n_args, new_roots, steps, result
+        self.row_local = row_local
+        r = result
+        whole = (r.root >= n_args and r.offset == 0 and r.writeable and r.strides == _c_strides(r.shape, r.dtype.itemsize)
+                 and new_roots[r.root - n_args] == r.dtype.itemsize * int(np.prod(r.shape)))
+        self.whole_result = r.root if whole else None
+
+    def __call__(self, args):
+        # the result's buffer is allocated as the result itself where it is the whole buffer: the
+        # pool takes a buffer back when the array alloc returned dies, and a view of it (whose
+        # base is the pool's raw buffer) would keep it from the pool
+        whole = self.whole_result
+        buffers = list(args) + [alloc(self.result.shape, self.result.dtype) if self.n_args + j == whole else
+                                alloc((n,), np.uint8) for j, n in enumerate(self.new_roots)]
+        _launch([(fn, [v.on(buffers) if isinstance(v, _View) else v for v in values], rows, size)
+                 for fn, values, rows, size, _ in self.steps], self.row_local)
+        # (the views are gone by now: a pooled buffer goes back only when nothing else holds it)
+        return buffers[whole] if whole is not None else self.result.on(buffers)
+
+
+def _launch(calls, row_local):
+    if row_local:   # each thread runs every launch over its rows: one fork and join, not one a launch
+        rows, size = calls[0][2], max(c[3] for c in calls)
+        _threads.run_ranges(lambda m0, m1: [fn(*_rows(a, m0, m1)) for fn, a, _, _ in calls], _split(rows, size))
+        return
+    for fn, a, rows, size in calls:
+        _threads.run_ranges(lambda m0, m1: fn(*_rows(a, m0, m1)), _split(rows, size))
+
+
+def _rows(values, m0, m1):
+    return [m0 if v is ROW0 else m1 if v is ROW1 else v for v in values]
+
+
+def _split(rows, size):
+    """The row ranges of a launch over ``rows`` rows, ``size`` elements: as the engine splits them."""
+    parts = min(_threads.thread_count(), rows, max(1, size // _threads.MIN_CHUNK))
+    return _threads.split_range(rows, parts) if parts > 1 else [(0, rows)]
+
+
+def _c_strides(shape, itemsize) -> tuple:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def build(steps, args, result):
+    """The Program of a recording (``recording``'s list) of a call on ``args`` (C-contiguous
+    ndarrays and Python scalars) that returned ``result``, or None where the recording is not
+    complete (the module docstring) or its replay differs from ``result``."""
+    if not steps or not isinstance(result, np.ndarray):
+        return None
+    spans = [(_address(a), _address(a) + a.nbytes, i) for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    new: dict = {}       # id(buffer) -> root index, for the buffers the call made
+    roots: list = []     # those buffers (alive while this runs: their ids stay theirs)
+    written: dict = {}   # root index -> the views launches wrote it through
+
+    def view(a):
+        if a.size and any(st < 0 for st in a.strides):
+            return None
+        lo = _address(a)
+        hi = lo + (a.itemsize + sum((n - 1) * st for n, st in zip(a.shape, a.strides)) if a.size else 0)
+        for slo, shi, i in spans:
+            if slo <= lo and hi <= shi:
+                return _View(i, lo - slo, a)
+        root = _root_of(a)
+        if not root.flags.c_contiguous:
+            return None
+        if id(root) not in new:
+            new[id(root)] = len(args) + len(roots)
+            roots.append(root)
+        return _View(new[id(root)], lo - _address(root), a)
+
+    recorded = []
+    for fn, values, rows, size, writes in steps:
+        out = []
+        for j, v in enumerate(values):
+            if isinstance(v, np.ndarray):
+                w = view(v)
+                if w is None:
+                    return None
+                if j in writes:
+                    written.setdefault(w.root, []).append(w)
+                elif w.root >= len(args) and w.root not in written:
+                    return None   # read before a launch wrote it: made by something not recorded
+                out.append(w)
+            else:
+                out.append(v)
+        recorded.append((fn, out, rows, size, writes))
+    result_view = view(result)
+    if result_view is None or result_view.root not in written:
+        return None
+    program = Program(len(args), [r.nbytes for r in roots], recorded, result_view, _row_local(recorded, written))
+    again = program(args)
+    if again.dtype != result.dtype or again.shape != result.shape or again.tobytes() != result.tobytes():
+        return None
+    return program
+
+
+def _row_local(recorded, written) -> bool:
+    """Whether each thread may run every launch over its own rows: the launches run over the same
+    rows, and every access to a buffer a launch writes is the one view it is written through, with
+    those rows as its first axis (a row's max, then the row's exp kept, then the row divided)."""
+    rows = {r for _, _, r, _, _ in recorded}
+    if len(rows) != 1:
+        return False
+    M = rows.pop()
+    for ws in written.values():
+        if len({(w.offset, w.shape, w.strides) for w in ws}) != 1:
+            return False
+    for _, values, _, _, _ in recorded:
+        for v in values:
+            if isinstance(v, _View) and v.root in written:
+                if not (v.same(written[v.root][0]) and len(v.shape) >= 1 and v.shape[0] == M):
+                    return False
+    return True

@@ -1,0 +1,168 @@
+"""A staged gp.fuse call is recorded the first time its key is met and replayed after
+(engines/cpu/program.py): the replay gives the eager calls' bits, on new data, on any number of
+threads, with a new result array each call; a recording it cannot replay is not kept."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import gpupromote as gp
+from gpupromote.engines.cpu import threads
+from gpupromote.engines.cpu.program import Program
+
+SHAPE = (300, 1000)   # above STAGED_EAGER_MAX: the stages, not the eager calls
+
+
+def softmax(x):
+    m = gp.max(x, axis=-1, keepdims=True)
+    e = gp.exp(x - m)
+    return e / gp.sum(e, axis=-1, keepdims=True)
+
+
+def log_softmax(x):
+    s = x - gp.max(x, axis=-1, keepdims=True)
+    return s - gp.log(gp.sum(gp.exp(s), axis=-1, keepdims=True))
+
+
+def layer_norm(x):
+    d = x - gp.mean(x, axis=-1, keepdims=True)
+    return d / gp.sqrt(gp.mean(d * d, axis=-1, keepdims=True) + 1e-5)
+
+
+def rms_scaled(x, s):
+    return x * s / gp.sqrt(gp.mean(x * x, axis=-1, keepdims=True))
+
+
+def std_plus_var(x):
+    return gp.std(x, axis=-1, keepdims=True) + gp.var(x, axis=-1, keepdims=True)
+
+
+def column_share(x):
+    return x / gp.sum(x, axis=0, keepdims=True)
+
+
+def running_share(x):
+    return gp.cumsum(x, axis=-1) / gp.sum(x, axis=-1, keepdims=True)
+
+
+def _data(dtype, seed):
+    return np.random.default_rng(seed).standard_normal(SHAPE).astype(dtype)
+
+
+def _eager(fn, policy, *args):
+    with gp.use_policy(policy):
+        r = fn(*[gp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+    return np.asarray(r.numpy())
+
+
+def _programs(F):
+    return list(F.__dict__.get("_programs", {}).values())
+
+
+# (function, extra arguments, whether each thread may run every launch over its own rows)
+REPLAYED = [(softmax, (), True), (log_softmax, (), True), (layer_norm, (), True), (rms_scaled, (0.5,), True),
+            (std_plus_var, (), None)]
+
+
+@pytest.mark.parametrize("policy", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16],
+                         ids=["f4", "f8", "f2", "bf16"])
+@pytest.mark.parametrize("fn, extra, row_local", REPLAYED, ids=[f.__name__ for f, _, _ in REPLAYED])
+def test_a_replayed_call_gives_the_eager_bits_on_new_data(policy, dtype, fn, extra, row_local):
+    F = gp.fuse(fn, policy=policy)
+    first = F(_data(dtype, 1), *extra)
+    (program,) = _programs(F)
+    assert isinstance(program, Program)
+    if row_local is not None:
+        assert program.row_local is row_local
+    for seed in (2, 3):
+        x = _data(dtype, seed)
+        got = F(x, *extra)
+        assert got.dtype == first.dtype and got.shape == first.shape
+        assert got.tobytes() == _eager(fn, policy, x, *extra).tobytes(), f"seed {seed}"
+    assert len(_programs(F)) == 1
+
+
+def test_each_call_returns_a_new_array():
+    F = gp.fuse(softmax)
+    x1, x2 = _data(np.float32, 1), _data(np.float32, 2)
+    r1 = F(x1)
+    keep = r1.copy()
+    r2 = F(x2)
+    r3 = F(x1)
+    assert not np.shares_memory(r1, r2) and not np.shares_memory(r2, r3)
+    assert r1.tobytes() == keep.tobytes() == r3.tobytes()
+
+
+@pytest.mark.parametrize("threads_count", [1, 2, 3, 8])
+def test_the_replay_gives_the_same_bits_on_any_number_of_threads(threads_count):
+    x = _data(np.float32, 4)
+    want = _eager(layer_norm, "numpy", x)
+    F = gp.fuse(layer_norm)
+    with threads.num_threads(threads_count):
+        F(_data(np.float32, 5))
+        assert F(x).tobytes() == want.tobytes()
+        assert isinstance(_programs(F)[0], Program)
+
+
+def test_a_python_scalar_is_part_of_the_key():
+    F = gp.fuse(rms_scaled)
+    x = _data(np.float32, 6)
+    for s in (0.5, 0.25, 0.5, -0.0, 3):
+        assert F(x, s).tobytes() == _eager(rms_scaled, "numpy", x, s).tobytes(), repr(s)
+    assert len(_programs(F)) == 4
+
+
+SCALE = 2.0
+
+
+def scaled_softmax(x):
+    return softmax(x * SCALE)
+
+
+def test_a_captured_scalar_is_part_of_the_key():
+    global SCALE
+    F = gp.fuse(scaled_softmax)
+    x = _data(np.float32, 7)
+    try:
+        for SCALE in (2.0, 3.0, 2.0):
+            F(x)
+            assert F(x).tobytes() == _eager(scaled_softmax, "numpy", x).tobytes(), SCALE
+    finally:
+        SCALE = 2.0
+    assert len(_programs(F)) == 2
+
+
+WEIGHTS = np.linspace(0.5, 1.5, SHAPE[1]).astype(np.float32)
+
+
+def weighted_softmax(x):
+    return softmax(x * WEIGHTS)
+
+
+@pytest.mark.parametrize("fn", [column_share, running_share, weighted_softmax],
+                         ids=["column reduction", "scan", "captured array"])
+def test_what_a_recording_cannot_replay_runs_the_stages_every_call(fn):
+    """A column reduction and a scan launch kernels a recording does not replay; a captured array
+    (which may change between calls) keeps a call from being recorded at all."""
+    F = gp.fuse(fn)
+    for seed in (8, 9):
+        x = _data(np.float32, seed)
+        assert F(x).tobytes() == _eager(fn, "numpy", x).tobytes()
+    assert _programs(F) == ([] if fn is weighted_softmax else [False])
+    WEIGHTS[0] += 1   # the next call reads the array as it is now
+    try:
+        if fn is weighted_softmax:
+            assert F(x).tobytes() == _eager(fn, "numpy", x).tobytes()
+    finally:
+        WEIGHTS[0] -= 1
+
+
+def test_a_read_only_argument_is_replayed_too():
+    x = _data(np.float32, 10)
+    x.flags.writeable = False
+    F = gp.fuse(softmax)
+    F(x)
+    assert F(x).tobytes() == _eager(softmax, "numpy", x).tobytes()
+    assert isinstance(_programs(F)[0], Program)
