@@ -39,18 +39,23 @@ def run_recorded(fused, policy, args, out):
 def _program_key(fused, policy, args):
     """What a recorded program is kept under: the policy, what ``fn`` captures, each array's shape,
     dtype and writability, each Python scalar's type and exact value; None where a call is not
-    recorded (an argument of another kind, 0-d, not C-contiguous; a captured array, whose contents
-    a launch may have taken as a value). Whether threads split the call is part of it: one long
+    recorded (an argument of another kind, 0-d, not C-contiguous; arguments that share memory; a
+    captured array, whose contents a launch may have taken as a value). Whether threads split the call is part of it: one long
     row runs otherwise over threads, which a recording does not replay."""
     captured = fused._captured()
     if any(t not in _PY_SCALARS and not issubclass(t, np.generic) for _, t, _ in captured):
         return None
     key = [policy, captured, _cpu_threads.thread_count() > 1]
+    spans = []
     for a in args:
         if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous:
             key.append((a.shape, a.dtype, a.flags.writeable))
+            spans.append((a.__array_interface__["data"][0], a.nbytes))
         elif type(a) in _PY_SCALARS:
             key.append((type(a), repr(a)))
         else:
             return None
+    spans.sort()
+    if any(lo + n > next_lo for (lo, n), (next_lo, _) in zip(spans, spans[1:])):
+        return None   # arguments that share memory: a launch's view of one would be a view of another
     return tuple(key)
