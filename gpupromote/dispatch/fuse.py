@@ -66,7 +66,7 @@ from .operands import is_dask, lazy, native, storage_of, wants_gp_array
 from ..promotion.resolve import explain_resolution
 from .traced import Traced
 from .fuse_trace import PY_SCALARS, Tracer, is_host, rank_of, show_operand
-from .fuse_programs import run_recorded
+from .fuse_programs import run_recorded, run_small
 from .fuse_stages import StagedFunction, check_one_result
 from . import sanitize as _sanitize
 
@@ -104,20 +104,26 @@ class Fused:
         name = policy or self.policy or CURRENT_POLICY.get()
         args = [native(a) for a in args]
         sanitizing = _sanitize.current() is not None
+        captured = self._captured()
         try:
-            trace = self._trace_for(name, args, call=True, sanitize=sanitizing)
+            trace = self._trace_for(name, args, call=True, sanitize=sanitizing, captured=captured)
         except StagedFunction:   # a reduction inside: a few kernels, each fused (dispatch/fuse_stages.py)
             if out is None and not sanitizing and _small_host(args):
                 # the eager calls, which the stages equal bit for bit: on small arrays they are
-                # faster than the stages' staging (softmax of 16 x 1024: 62 us, 145 staged)
-                with use_policy(name):
-                    return _unwrapped(check_one_result(self.fn, self.fn(*_as_gp_arrays(args))), args)
-            return run_recorded(self, name, args, out)
+                # faster than the stages' staging (softmax of 16 x 1024: 62 us, 145 staged), or
+                # the stages' recorded launches (fuse_programs.py)
+                return run_small(self, name, args, captured, lambda: self._eager_staged(name, args))
+            return run_recorded(self, name, args, out, captured)
         if trace.eager is not None or trace.empty(args):
             return self._eager(name, args, out, trace)
         if sanitizing:
             return trace.run(args, out, rerun=lambda: self._eager(name, args, None, trace))
         return trace.run(args, out)
+
+    def _eager_staged(self, name, args):
+        """A function with reductions as its eager calls (the stages' bits), under policy ``name``."""
+        with use_policy(name):
+            return _unwrapped(check_one_result(self.fn, self.fn(*_as_gp_arrays(args))), args)
 
     def __getstate__(self):
         """What pickling keeps (dask ships fused functions to its workers): the function, the policy
@@ -155,12 +161,14 @@ class Fused:
 
     # -----------------------------------------------------------------------------------------
 
-    def _trace_for(self, name, args, call=False, sanitize=False):
+    def _trace_for(self, name, args, call=False, sanitize=False, captured=None):
         """The trace for these arguments: keyed by the policy, each argument's dtype and rank (or
         Python scalar type) and what ``fn`` captures (``_captured``). ``call``: the arguments hold
         data, and a trace that raises first runs the data checks of the steps before (as eager).
-        ``sanitize``: the kernel with gp.sanitize's checks (a trace of its own)."""
-        key = (name, tuple(_arg_key(a) for a in args), self._captured()) + (("sanitize",) if sanitize else ())
+        ``sanitize``: the kernel with gp.sanitize's checks (a trace of its own). ``captured``: what
+        ``_captured()`` gives now, where the caller has it."""
+        captured = self._captured() if captured is None else captured
+        key = (name, tuple(_arg_key(a) for a in args), captured) + (("sanitize",) if sanitize else ())
         trace = self._traces.get(key)
         if type(trace) is _StagedTrace:
             if call:

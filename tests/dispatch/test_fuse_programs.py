@@ -180,3 +180,25 @@ def test_arguments_that_share_memory_are_not_recorded():
     for a, b in [(x, x), (x, x), (x, y), (y, x), (x, x)]:
         assert F(a, b).tobytes() == _eager(product_softmax, "numpy", a, b).tobytes()
     assert [type(p) for p in _programs(F)] == [Program]
+
+
+def dot(x):
+    return gp.sum(x * x)
+
+
+@pytest.mark.staged_eager
+@pytest.mark.parametrize("fn, replayed", [(softmax, True), (layer_norm, True), (dot, False)],
+                         ids=["softmax", "layer_norm", "dot"])
+def test_a_small_call_runs_eagerly_then_is_recorded_then_replayed(fn, replayed):
+    """At most STAGED_EAGER_MAX elements: the first call of a key runs eagerly, the second is
+    recorded, the third replays, where the program has at least SMALL_REPLAY_MIN_LAUNCHES launches
+    (a one-launch gp.sum(x * x) is faster as its eager calls)."""
+    F = gp.fuse(fn)
+    x = np.random.default_rng(13).standard_normal((16, 1024)).astype(np.float32)
+    want = _eager(fn, "numpy", x).tobytes()
+    states = []
+    for _ in range(4):
+        assert np.asarray(F(x)).tobytes() == want
+        states.append([p if p in (0, False) else type(p).__name__ for p in _programs(F)])
+    assert states[0] == [0]
+    assert states[-1] == (["Program"] if replayed else [False])

@@ -106,12 +106,28 @@ class Program:
     """The recorded launches, and how to rebuild their arguments from a new call's arguments."""
 
     def __init__(self, n_args, new_roots, steps, result, row_local):
-        self.n_args, self.new_roots, self.steps, self.result = n_args, new_roots, steps, result
-        self.row_local = row_local
+        self.n_args, self.new_roots, self.result, self.row_local = n_args, new_roots, result, row_local
         r = result
         whole = (r.root >= n_args and r.offset == 0 and r.writeable and r.strides == _c_strides(r.shape, r.dtype.itemsize)
                  and new_roots[r.root - n_args] == r.dtype.itemsize * int(np.prod(r.shape)))
         self.whole_result = r.root if whole else None
+        # each distinct view made once a call; a launch's arguments: its scalars in place, a slot
+        # for each view and for the row range
+        self.views, index = [], {}
+        self.launches = []
+        for fn, values, rows, size, _ in steps:
+            base, slots = [], []
+            for j, v in enumerate(values):
+                if isinstance(v, _View):
+                    key = (v.root, v.offset, v.shape, v.strides, v.dtype, v.writeable)
+                    if key not in index:
+                        index[key] = len(self.views)
+                        self.views.append(v)
+                    slots.append((j, index[key]))
+                    base.append(None)
+                else:
+                    base.append(v)
+            self.launches.append((fn, base, tuple(slots), values.index(ROW0), values.index(ROW1), rows, size))
 
     def __call__(self, args):
         # the result's buffer is allocated as the result itself where it is the whole buffer: the
@@ -120,23 +136,41 @@ class Program:
         whole = self.whole_result
         buffers = list(args) + [alloc(self.result.shape, self.result.dtype) if self.n_args + j == whole else
                                 alloc((n,), np.uint8) for j, n in enumerate(self.new_roots)]
-        _launch([(fn, [v.on(buffers) if isinstance(v, _View) else v for v in values], rows, size)
-                 for fn, values, rows, size, _ in self.steps], self.row_local)
+        made = [v.on(buffers) for v in self.views]
+        calls = []
+        for fn, base, slots, at0, at1, rows, size in self.launches:
+            a = list(base)
+            for j, i in slots:
+                a[j] = made[i]
+            calls.append((fn, a, at0, at1, rows, size))
+        del made
+        _launch(calls, self.row_local)
         # (the views are gone by now: a pooled buffer goes back only when nothing else holds it)
         return buffers[whole] if whole is not None else self.result.on(buffers)
 
 
 def _launch(calls, row_local):
     if row_local:   # each thread runs every launch over its rows: one fork and join, not one a launch
-        rows, size = calls[0][2], max(c[3] for c in calls)
-        _threads.run_ranges(lambda m0, m1: [fn(*_rows(a, m0, m1)) for fn, a, _, _ in calls], _split(rows, size))
+        ranges = _split(calls[0][4], max(c[5] for c in calls))
+        if len(ranges) == 1:
+            _over(calls, *ranges[0])
+        else:
+            _threads.run_ranges(lambda m0, m1: _over(calls, m0, m1), ranges)
         return
-    for fn, a, rows, size in calls:
-        _threads.run_ranges(lambda m0, m1: fn(*_rows(a, m0, m1)), _split(rows, size))
+    for call in calls:
+        ranges = _split(call[4], call[5])
+        if len(ranges) == 1:
+            _over((call,), *ranges[0])
+        else:
+            _threads.run_ranges(lambda m0, m1, call=call: _over((call,), m0, m1), ranges)
 
 
-def _rows(values, m0, m1):
-    return [m0 if v is ROW0 else m1 if v is ROW1 else v for v in values]
+def _over(calls, m0, m1):
+    """The launches ``calls`` over rows m0 .. m1 (a copy of each argument list: threads share them)."""
+    for fn, a, at0, at1, _, _ in calls:
+        b = list(a)
+        b[at0], b[at1] = m0, m1
+        fn(*b)
 
 
 def _split(rows, size):

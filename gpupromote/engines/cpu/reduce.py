@@ -464,9 +464,10 @@ def one_call(red: Reduction):
     view, out_view = c.views[0], c.out_view
 
     def call(x2, out, K, div):
+        x2, o = x2 if view is None else x2.view(view), out if out_view is None else out.view(out_view)
+        _program.note(c.module.rows, [x2, o, K, _program.ROW0, _program.ROW1, div], x2.shape[0], x2.size, (1,))
         try:
-            c.module.rows(x2 if view is None else x2.view(view), out if out_view is None else out.view(out_view),
-                          K, 0, x2.shape[0], div)
+            c.module.rows(x2, o, K, 0, x2.shape[0], div)
         except numba_errors.NumbaError:
             run(red, [x2], out, K, div)   # raises the TypeError that names the kernel
     return call
