@@ -9,8 +9,9 @@ Rows:
     kernel reading x and y once, against np.sum(x * y) and torch.sum(x * y).
   * ``softmax rows 4096x1024 float32``: softmax over the last axis written with gp functions inside
     gp.fuse (three kernels; the sum's kernel keeps exp(x - max), which the last one divides in
-    place), against the same in eager NumPy and torch.softmax(x, dim=-1); ``softmax rows 16x1024``
-    the same fused function on a small array, which runs as its eager calls (docs/fuse.md; no goal).
+    place; after the first call their recorded launches are replayed), against the same in eager
+    NumPy and torch.softmax(x, dim=-1); ``softmax rows 16x1024`` the same fused function on a small
+    array, eager on its first call, replayed from its third (docs/fuse.md; no goal).
   * ``layer norm rows 4096x1024 float32``: layer norm over the last axis (mean, mean of squared
     deviations, the normalized affine result) inside gp.fuse, against the same in eager NumPy and
     torch.nn.functional.layer_norm. No goal: the issue names softmax; this row shows the other
@@ -162,7 +163,7 @@ def test_torch_softmax(benchmark):
     benchmark.pedantic(lambda: torch.softmax(t, dim=-1), **_ROUNDS)
 
 
-_SMALL_SOFTMAX = "softmax rows 16x1024 float32 (a small call: runs as the eager calls)"
+_SMALL_SOFTMAX = "softmax rows 16x1024 float32 (a small call: its recorded launches replayed)"
 _SMALL_ROWS = ROWS[:16].copy()
 
 
