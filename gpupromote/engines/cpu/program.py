@@ -32,7 +32,7 @@ import numpy as np
 from . import threads as _threads
 from .pool import alloc
 
-__all__ = ["ROW0", "ROW1", "note", "spoil", "recording", "Program", "build"]
+__all__ = ["ROW0", "ROW1", "active", "note", "spoil", "recording", "Program", "build"]
 
 ROW0, ROW1 = object(), object()     # the placeholders of a launch's first and past-last row
 
@@ -47,6 +47,11 @@ def note(fn, args, rows: int, size: int, writes) -> None:
     steps = getattr(_local, "steps", None)
     if steps is not None:
         steps.append((fn, list(args), rows, size, tuple(writes)))
+
+
+def active() -> bool:
+    """Whether a recording is on in this thread (for callers whose note would cost more than their call)."""
+    return getattr(_local, "steps", None) is not None
 
 
 def spoil() -> None:

@@ -465,7 +465,8 @@ def one_call(red: Reduction):
 
     def call(x2, out, K, div):
         x2, o = x2 if view is None else x2.view(view), out if out_view is None else out.view(out_view)
-        _program.note(c.module.rows, [x2, o, K, _program.ROW0, _program.ROW1, div], x2.shape[0], x2.size, (1,))
+        if _program.active():   # (a staged gp.fuse call's recording; the check alone on tiny calls)
+            _program.note(c.module.rows, [x2, o, K, _program.ROW0, _program.ROW1, div], x2.shape[0], x2.size, (1,))
         try:
             c.module.rows(x2, o, K, 0, x2.shape[0], div)
         except numba_errors.NumbaError:
