@@ -202,3 +202,18 @@ def test_a_small_call_runs_eagerly_then_is_recorded_then_replayed(fn, replayed):
         states.append([p if p in (0, False) else type(p).__name__ for p in _programs(F)])
     assert states[0] == [0]
     assert states[-1] == (["Program"] if replayed else [False])
+
+
+def test_threads_calling_one_function_at_once_get_their_own_results():
+    """Recording is per thread and a replay allocates per call: four threads calling one fused
+    function on their own arrays, over and over, each get the eager bits of their own array."""
+    from concurrent.futures import ThreadPoolExecutor
+    F = gp.fuse(layer_norm)
+    xs = [_data(np.float32, 20 + i) for i in range(4)]
+    wants = [_eager(layer_norm, "numpy", x).tobytes() for x in xs]
+
+    def work(i):
+        return all(F(xs[i]).tobytes() == wants[i] for _ in range(6))
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
+    assert isinstance(_programs(F)[0], Program)
