@@ -47,17 +47,37 @@ def run_small(fused, policy, args, captured, eager):
 
 def run_recorded(fused, policy, args, out, captured):
     """``fused.fn(*args)`` under ``policy`` into ``out``: the recorded program of the call's key
-    (_program_key) where there is one, else the stages (recording them, the first time a key is met)."""
-    key = _program_key(policy, args, captured) if out is None and _sanitize.current() is None else None
-    if key is None:
+    (_program_key) where there is one, else the stages (recording them, the first time a key is met).
+    An ``out=`` of the result's own shape and dtype (a C-contiguous NumPy array sharing no memory
+    with the arguments) takes the program too, which writes the result into it; any other ``out=``
+    runs the stages, whose rules for it (casts, refusals) are gp.fuse's."""
+    key = _program_key(policy, args, captured) if _sanitize.current() is None else None
+    if key is None or (out is not None and not _separate(out, args)):
         return run_staged(fused, policy, args, out)
     programs = fused.__dict__.setdefault("_programs", {})
     program = programs.get(key)
     if program:
-        return program(args)
+        if out is None:
+            return program(args)
+        if program.result.shape == out.shape and program.result.dtype == out.dtype \
+                and program.whole_result is not None:
+            return program(args, into=out)
+        return run_staged(fused, policy, args, out)
     if program is False:
         return run_staged(fused, policy, args, out)
-    return _record(fused, policy, args, out, programs, key)
+    result = _record(fused, policy, args, None, programs, key)
+    if out is None:
+        return result
+    if result.shape == out.shape and result.dtype == out.dtype:
+        np.copyto(out, result)   # (what the stages write into an out= of the result's dtype and shape)
+        return out
+    return run_staged(fused, policy, args, out)
+
+
+def _separate(out, args) -> bool:
+    """Whether ``out`` is a C-contiguous NumPy array sharing no memory with the array arguments."""
+    return (type(out) is np.ndarray and out.flags.c_contiguous and out.flags.writeable
+            and not any(isinstance(a, np.ndarray) and np.may_share_memory(a, out) for a in args))
 
 
 def _record(fused, policy, args, out, programs, key):

@@ -217,3 +217,32 @@ def test_threads_calling_one_function_at_once_get_their_own_results():
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(4)))
     assert isinstance(_programs(F)[0], Program)
+
+
+@pytest.mark.parametrize("fn", [softmax, layer_norm], ids=["softmax", "layer_norm"])
+def test_out_of_the_result_dtype_and_shape_is_written_by_the_replay(fn):
+    F = gp.fuse(fn)
+    out = np.empty(SHAPE, np.float32)
+    for seed in (30, 31, 32):
+        x = _data(np.float32, seed)
+        got = F(x, out=out)
+        assert got is out
+        assert out.tobytes() == _eager(fn, "numpy", x).tobytes()
+    assert isinstance(_programs(F)[0], Program)
+
+
+def test_any_other_out_runs_the_stages_and_their_rules():
+    """An out= of another dtype (a cast), the argument itself, or a strided view: the stages, with
+    gp.fuse's rules for out=, every call."""
+    F = gp.fuse(softmax)
+    x = _data(np.float32, 33)
+    want = _eager(softmax, "numpy", x)
+    F(x)   # recorded
+    wide = np.empty(SHAPE, np.float64)
+    for _ in range(2):
+        assert F(x, out=wide) is wide
+        assert wide.tobytes() == want.astype(np.float64).tobytes()
+    own = x.copy()
+    assert F(own, out=own) is own and own.tobytes() == want.tobytes()
+    strided = np.empty((SHAPE[0], 2 * SHAPE[1]), np.float32)[:, ::2]
+    assert F(x, out=strided) is strided and strided.tobytes() == want.tobytes()

@@ -134,13 +134,19 @@ class Program:
                     base.append(v)
             self.launches.append((fn, base, tuple(slots), values.index(ROW0), values.index(ROW1), rows, size))
 
-    def __call__(self, args):
+    def __call__(self, args, into=None):
+        """The launches on ``args``; the result in a new array, or in ``into`` (an array of the
+        result's shape and dtype, C-contiguous, sharing no memory with ``args``) where the result is
+        a whole buffer of the call's (``whole_result``)."""
         # the result's buffer is allocated as the result itself where it is the whole buffer: the
         # pool takes a buffer back when the array alloc returned dies, and a view of it (whose
         # base is the pool's raw buffer) would keep it from the pool
         whole = self.whole_result
-        buffers = list(args) + [alloc(self.result.shape, self.result.dtype) if self.n_args + j == whole else
-                                alloc((n,), np.uint8) for j, n in enumerate(self.new_roots)]
+        if into is not None and whole is None:
+            raise ValueError("Program: into= needs a program whose result is a whole buffer")
+        buffers = list(args) + [(alloc(self.result.shape, self.result.dtype) if into is None else into)
+                                if self.n_args + j == whole else alloc((n,), np.uint8)
+                                for j, n in enumerate(self.new_roots)]
         made = [v.on(buffers) for v in self.views]
         calls = []
         for fn, base, slots, at0, at1, rows, size in self.launches:
