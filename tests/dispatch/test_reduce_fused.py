@@ -226,7 +226,13 @@ def test_random_chains_ending_in_a_reduction_equal_eager(seed, dtype):
     c = (rng.standard_normal(130) * 0.3).astype(dtype)
     fn = _random_chain(seed)
     policy = ["numpy", "torch", "jax"][seed % 3]
-    _same(gp.fuse(fn, policy=policy)(a, b, c), _eager(fn, (a, b, c), policy))
+    F = gp.fuse(fn, policy=policy)
+    _same(F(a, b, c), _eager(fn, (a, b, c), policy))
+    # the key again, on new data: its recorded launches replayed where they could be recorded
+    # (dispatch/fuse_programs.py), the stages again where not
+    for _ in range(2):
+        a, b, c = ((rng.standard_normal(v.shape) * 0.3).astype(dtype) for v in (a, b, c))
+        _same(F(a, b, c), _eager(fn, (a, b, c), policy))
 
 
 def test_a_fused_function_that_has_run_pickles():
