@@ -38,6 +38,7 @@ from .array import Array
 from .folding import fold_operand
 from . import sanitize as _sanitize
 from .operands import storage_of
+from ..engines.cpu import program as _cpu_program
 from ..engines.cpu.pool import alloc
 
 __all__ = ["StagedFunction", "Staged", "run_staged", "check_one_result"]
@@ -397,7 +398,12 @@ def _kernel_args(trace, leaves):
         elif s.array is not None:
             kargs.append(s.array)
         else:
-            kargs.append(fold_operand(s.plan, s.i, s.operand, s.value(leaves)))
+            value = s.value(leaves)
+            if isinstance(value, (np.ndarray, np.generic)):
+                # a 0-d array (a whole-array reduction's result) folded into the kernel by value: a
+                # recording of the launches would replay this call's value (engines/cpu/program.py)
+                _cpu_program.spoil()
+            kargs.append(fold_operand(s.plan, s.i, s.operand, value))
     return kargs
 
 

@@ -246,3 +246,24 @@ def test_any_other_out_runs_the_stages_and_their_rules():
     assert F(own, out=own) is own and own.tobytes() == want.tobytes()
     strided = np.empty((SHAPE[0], 2 * SHAPE[1]), np.float32)[:, ::2]
     assert F(x, out=strided) is strided and strided.tobytes() == want.tobytes()
+
+
+def share_of_total(x):
+    return x / gp.sum(x)
+
+
+def centred(x):
+    return x - gp.mean(x)
+
+
+@pytest.mark.parametrize("fn", [share_of_total, centred], ids=["x / sum(x)", "x - mean(x)"])
+@pytest.mark.parametrize("threads_count", [1, 2])
+def test_a_whole_array_reduction_folded_by_value_is_not_recorded(fn, threads_count):
+    """A whole-array reduction's 0-d result reaches the next kernel as a folded scalar, a value of
+    this call's data: a recording would replay it on the next call's. Such calls stage every time."""
+    F = gp.fuse(fn)
+    with threads.num_threads(threads_count):
+        for seed in (40, 41, 42):
+            x = _data(np.float32, seed)
+            assert F(x).tobytes() == _eager(fn, "numpy", x).tobytes(), seed
+    assert _programs(F) == [False]
