@@ -145,6 +145,9 @@ class _Compiled:
         """Evaluate into ``out``. ``context``: the caller's plan (or any object with a
         ``describe()``-able label), named in compile errors; ``flags``: a uint8 array of
         len(kernel.checks) the checks set (kernels with checks only)."""
+        # an elementwise launch of its own (gp.fuse's one-kernel call, an eager op): a staged call's
+        # recording does not replay it, whose operands may hold values folded from this call's data
+        _program.spoil()
         tail = (flags,) if self.nflags else ()
         args = list(args)
         for i in self.arrays:
