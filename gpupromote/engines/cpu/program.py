@@ -19,8 +19,10 @@ once on the recorded call and keeps it only if the result equals the staged one 
 The engine cannot see what the dispatcher computes outside these launches, so a recording is kept
 only where it is complete: every array a launch reads is an argument of the call or was written
 by an earlier launch of the call, and the result is one a launch wrote. A launch of another kind
-(a scan, a column reduction, one long row split over threads, batched columns) spoils the
-recording, and the staged path runs every call, as before.
+(a scan, a column reduction, one long row split over threads, batched columns, an elementwise
+kernel of the engine's own) spoils the recording, and so does a stage that folds a 0-d array (a
+whole-array reduction's result) into its kernel by value (dispatch/fuse_stages.py): a replay would
+use that call's value. The staged path then runs every call, as before.
 """
 from __future__ import annotations
 
