@@ -10,10 +10,10 @@ import numpy as np
 from ..engines.cpu import program as _cpu_program, threads as _cpu_threads
 from . import sanitize as _sanitize
 from .fuse_stages import run_staged
+from .fuse_trace import PY_SCALARS
 
 __all__ = ["run_recorded", "run_small", "SMALL_REPLAY_MIN_LAUNCHES"]
 
-_PY_SCALARS = (bool, int, float, complex)
 _MAX_PROGRAMS = 64
 SMALL_REPLAY_MIN_LAUNCHES = 3
 
@@ -33,13 +33,11 @@ def run_small(fused, policy, args, captured, eager):
     if program:
         return program(args)
     if program is None:
-        if len(programs) >= _MAX_PROGRAMS:
-            programs.clear()
-        programs[key] = 0   # seen once
+        _file(programs, key, 0)   # seen once
         return eager()
     if program is False:
         return eager()
-    result = _record(fused, policy, args, None, programs, key)
+    result = _record(fused, policy, args, programs, key)
     if programs.get(key) and len(programs[key].launches) < SMALL_REPLAY_MIN_LAUNCHES:
         programs[key] = False
     return result
@@ -65,7 +63,7 @@ def run_recorded(fused, policy, args, out, captured):
         return run_staged(fused, policy, args, out)
     if program is False:
         return run_staged(fused, policy, args, out)
-    result = _record(fused, policy, args, None, programs, key)
+    result = _record(fused, policy, args, programs, key)
     if out is None:
         return result
     if result.shape == out.shape and result.dtype == out.dtype:
@@ -80,23 +78,30 @@ def _separate(out, args) -> bool:
             and not any(isinstance(a, np.ndarray) and np.may_share_memory(a, out) for a in args))
 
 
-def _record(fused, policy, args, out, programs, key):
+def _record(fused, policy, args, programs, key):
+    """The stages on ``args`` (no ``out=``), their launches recorded and filed under ``key``: the
+    Program, or False where the recording is not kept."""
     with _cpu_program.recording() as box:
-        result = run_staged(fused, policy, args, out)
+        result = run_staged(fused, policy, args, None)
     steps = box[0] if box else None
-    if len(programs) >= _MAX_PROGRAMS:
-        programs.clear()
-    programs[key] = (steps is not None and _cpu_program.build(steps, args, result)) or False
+    _file(programs, key, (steps is not None and _cpu_program.build(steps, args, result)) or False)
     return result
 
 
+def _file(programs, key, value):
+    """programs[key] = value, the whole dict dropped first at _MAX_PROGRAMS keys."""
+    if len(programs) >= _MAX_PROGRAMS:
+        programs.clear()
+    programs[key] = value
+
+
 def _program_key(policy, args, captured):
-    """What a recorded program is kept under: the policy, what ``fn`` captures (``captured``), each array's shape,
-    dtype and writability, each Python scalar's type and exact value; None where a call is not
+    """What a recorded program is kept under: the policy, what ``fn`` captures (``captured``), each
+    array's shape, dtype and writability, each Python scalar's type and exact value; None where a call is not
     recorded (an argument of another kind, 0-d, not C-contiguous; arguments that share memory; a
     captured array, whose contents a launch may have taken as a value). Whether threads split the
     call is part of it: one long row runs otherwise over threads, which a recording does not replay."""
-    if any(t not in _PY_SCALARS and not issubclass(t, np.generic) for _, t, _ in captured):
+    if any(t not in PY_SCALARS and not issubclass(t, np.generic) for _, t, _ in captured):
         return None
     key = [policy, captured, _cpu_threads.thread_count() > 1]
     spans = []
@@ -104,7 +109,7 @@ def _program_key(policy, args, captured):
         if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous:
             key.append((a.shape, a.dtype, a.flags.writeable))
             spans.append((a.__array_interface__["data"][0], a.nbytes))
-        elif type(a) in _PY_SCALARS:
+        elif type(a) in PY_SCALARS:
             key.append((type(a), repr(a)))
         else:
             return None

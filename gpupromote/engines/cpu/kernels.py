@@ -396,12 +396,10 @@ def _run_map_kinds(kernel: ir.Kernel, kinds: tuple, kargs, out, inplace: int | N
                 mod = _maps[key] = load_module(map_source(kernel, tuple(kinds), inplace))
     view = storage_view(kernel.out)
     o = out if view is None else out.view(view)
-    # split as the elementwise kernels split (threads.MIN_CHUNK elements a thread at least), by rows
-    parts = min(_cpu_threads.thread_count(), M, max(1, (M * K) // _cpu_threads.MIN_CHUNK))
     _program.note(mod.apply, [*kargs, o, _program.ROW0, _program.ROW1], M, M * K, (len(kargs),))
     try:
-        _cpu_threads.run_ranges(lambda m0, m1: mod.apply(*kargs, o, m0, m1),
-                                _cpu_threads.split_range(M, parts) if parts > 1 else [(0, M)])
+        # split as the elementwise kernels split (threads.MIN_CHUNK elements a thread at least), by rows
+        _cpu_threads.run_ranges(lambda m0, m1: mod.apply(*kargs, o, m0, m1), _cpu_threads.row_ranges(M, M * K))
     except numba_errors.NumbaError as exc:
         raise TypeError(f"the CPU engine has no row-map kernel for {kernel.label} "
                         f"({str(exc).splitlines()[0][:200]}):\n{kernel.text}") from None

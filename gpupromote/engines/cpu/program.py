@@ -164,14 +164,14 @@ class Program:
 
 def _launch(calls, row_local):
     if row_local:   # each thread runs every launch over its rows: one fork and join, not one a launch
-        ranges = _split(calls[0][4], max(c[5] for c in calls))
+        ranges = _threads.row_ranges(calls[0][4], max(c[5] for c in calls))
         if len(ranges) == 1:
             _over(calls, *ranges[0])
         else:
             _threads.run_ranges(lambda m0, m1: _over(calls, m0, m1), ranges)
         return
     for call in calls:
-        ranges = _split(call[4], call[5])
+        ranges = _threads.row_ranges(call[4], call[5])
         if len(ranges) == 1:
             _over((call,), *ranges[0])
         else:
@@ -184,12 +184,6 @@ def _over(calls, m0, m1):
         b = list(a)
         b[at0], b[at1] = m0, m1
         fn(*b)
-
-
-def _split(rows, size):
-    """The row ranges of a launch over ``rows`` rows, ``size`` elements: as the engine splits them."""
-    parts = min(_threads.thread_count(), rows, max(1, size // _threads.MIN_CHUNK))
-    return _threads.split_range(rows, parts) if parts > 1 else [(0, rows)]
 
 
 def _c_strides(shape, itemsize) -> tuple:

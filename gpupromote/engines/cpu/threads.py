@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 __all__ = ["MIN_CHUNK", "add_sink", "get_num_threads", "set_num_threads", "num_threads", "split_for", "run_split", "flat_call",
-           "executor", "thread_count", "split_range", "run_ranges"]
+           "executor", "thread_count", "split_range", "row_ranges", "run_ranges"]
 
 # ---------------------------------------------------------------------------------------------
 # Threads
@@ -178,6 +178,13 @@ def split_range(n: int, parts: int):
     """[(lo, hi), ...]: 0..n in ``parts`` ranges of equal length (the last shorter)."""
     step = -(-n // parts)
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+def row_ranges(rows: int, size: int):
+    """The row ranges of a call over ``rows`` rows, ``size`` elements in all: one a thread, each
+    thread MIN_CHUNK elements at least (the row maps' and the recorded programs' split)."""
+    parts = min(thread_count(), rows, max(1, size // MIN_CHUNK))
+    return split_range(rows, parts) if parts > 1 else [(0, rows)]
 
 
 def run_ranges(fn, bounds):
