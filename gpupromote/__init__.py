@@ -17,7 +17,7 @@ from .core.dtypes import (
     bfloat16, float32, float64, complex32, complex64, complex128,
     DType, dtype,
 )
-from .core.errors import CacheWarning, IntegerDivisionByZero, LossyPromotionError, LossyPromotionWarning, PromotionError
+from .core.errors import CacheWarning, FuseError, IntegerDivisionByZero, LossyPromotionError, LossyPromotionWarning, PromotionError
 from .dispatch.functions import (
     add, subtract, multiply, true_divide, floor_divide, remainder, fmod, power, maximum, minimum, fmax,
     fmin, equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor,
@@ -76,7 +76,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "DType", "dtype", "PromotionError", "IntegerDivisionByZero", "CacheWarning", "OPS", "policies",
+    "DType", "dtype", "PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "OPS", "policies",
     "sanitize", "LossyPromotionWarning", "LossyPromotionError",
     "set_num_threads", "get_num_threads", "num_threads", "show_config",
     "set_policy", "use_policy", "get_policy_name", "promote_types", "result_type", "spec", "explain", "Array",

@@ -9,8 +9,8 @@ import warnings
 from .dtypes import BY_NAME as DTYPES
 from .kinds import KIND_ORDER
 
-__all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "CacheWarning", "OverlappingOutput", "describe_operand",
-           "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint",
+__all__ = ["PromotionError", "IntegerDivisionByZero", "FuseError", "VALUE_IN_FUSE", "CacheWarning", "OverlappingOutput",
+           "describe_operand", "check_integer_divisor", "overflow", "float_overflow", "negative_operand", "cast_hint", "kind_hint",
            "warn_at_caller", "CastHint", "register_hint_check", "holds", "LossyPromotionWarning",
            "LossyPromotionError", "LossReport"]
 
@@ -52,6 +52,13 @@ class OverlappingOutput(ValueError, RuntimeError):
 
 class FuseError(TypeError):
     """A function gp.fuse cannot trace (Python control flow on array values, out= inside it, ...)."""
+
+
+# what bool(), float(), int() of an array value inside a fused function raise, on every path of the
+# call (traced, staged, and a small call's eager run): the function runs once for all values
+VALUE_IN_FUSE = ("gp.fuse: the value of an array is unknown while its function is traced (bool(), float(), "
+                 "int() or an if on an array value); use gp.where instead of Python control flow on array "
+                 "values, or call the function unfused")
 
 
 class CacheWarning(RuntimeWarning):

@@ -11,11 +11,19 @@ import each other.
 """
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 
 from ..core import dtypes as D
+from ..core.errors import FuseError, VALUE_IN_FUSE
 
-__all__ = ["Array", "asarray"]
+__all__ = ["Array", "asarray", "VALUES_HIDDEN"]
+
+# True while gp.fuse runs a function eagerly in place of its stages (a small call's first run,
+# dispatch/fuse.py): an array's value read there (bool(), float(), int()) is refused as on the
+# traced and staged runs of the same function, whose arrays have no value yet
+VALUES_HIDDEN = contextvars.ContextVar("gpupromote_values_hidden", default=False)
 
 
 def _device_of(storage) -> str:
@@ -107,12 +115,18 @@ class Array:
         self._storage[index] = value
 
     def __bool__(self):
+        if VALUES_HIDDEN.get():
+            raise FuseError(VALUE_IN_FUSE)
         return bool(self._storage)
 
     def __float__(self):
+        if VALUES_HIDDEN.get():
+            raise FuseError(VALUE_IN_FUSE)
         return float(self.numpy())
 
     def __int__(self):
+        if VALUES_HIDDEN.get():
+            raise FuseError(VALUE_IN_FUSE)
         return int(self.numpy())
 
     def __repr__(self):

@@ -58,7 +58,7 @@ import numpy as np
 from . import foreign as interop
 from ..kernel import ir
 from .api import CURRENT_POLICY, describe, use_policy
-from .array import Array, asarray
+from .array import Array, VALUES_HIDDEN, asarray
 from ..engines import get_backend
 from .eager import run_into_out
 from ..core.errors import FuseError
@@ -122,8 +122,12 @@ class Fused:
 
     def _eager_staged(self, name, args):
         """A function with reductions as its eager calls (the stages' bits), under policy ``name``."""
-        with use_policy(name):
-            return _unwrapped(check_one_result(self.fn, self.fn(*_as_gp_arrays(args))), args)
+        hidden = VALUES_HIDDEN.set(True)   # as on the stages, which this run stands in for
+        try:
+            with use_policy(name):
+                return _unwrapped(check_one_result(self.fn, self.fn(*_as_gp_arrays(args))), args)
+        finally:
+            VALUES_HIDDEN.reset(hidden)
 
     def __getstate__(self):
         """What pickling keeps (dask ships fused functions to its workers): the function, the policy

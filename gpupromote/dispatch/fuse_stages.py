@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import FuseError
+from ..core.errors import FuseError, VALUE_IN_FUSE
 from ..core.kinds import Form
 from ..core.ops import op_named
 from ..kernel import ir
@@ -167,7 +167,9 @@ class Staged:
         return max((np.ndim(storage_of(a)) for a in leaves), default=0)
 
     def __bool__(self):
-        raise FuseError("gp.fuse: the truth value of a traced array is unknown while tracing; use gp.where")
+        raise FuseError(VALUE_IN_FUSE)
+
+    __int__ = __float__ = __complex__ = __index__ = __bool__
 
     def __neg__(self):
         return self._tracer.record("negative", (self,))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from .array import Array
-from ..core.errors import FuseError
+from ..core.errors import FuseError, VALUE_IN_FUSE
 from ..core.kinds import Form
 from ..promotion.plan import Operand
 
@@ -45,8 +45,9 @@ class Traced:
         return f"<traced {self._dtype.name}{'[]' if self._ndim == 0 else '[n]'}>"
 
     def __bool__(self):
-        raise FuseError("gp.fuse: the truth value of a traced array is unknown while tracing; use gp.where "
-                        "instead of Python control flow on array values")
+        raise FuseError(VALUE_IN_FUSE)
+
+    __int__ = __float__ = __complex__ = __index__ = __bool__
 
     def __pos__(self):
         return self

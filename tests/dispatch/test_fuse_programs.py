@@ -204,6 +204,35 @@ def test_a_small_call_runs_eagerly_then_is_recorded_then_replayed(fn, replayed):
     assert states[-1] == (["Program"] if replayed else [False])
 
 
+def _branches_on_a_max(x):
+    if float(gp.max(x)) > 0.5:
+        return x - gp.max(x, axis=-1, keepdims=True)
+    return x
+
+
+def _branches_on_a_sum(x):
+    return x / gp.sum(x) if gp.sum(x) else x
+
+
+def _counts(x):
+    return x * int(gp.sum(x > 0))
+
+
+@pytest.mark.staged_eager
+@pytest.mark.parametrize("fn", [_branches_on_a_max, _branches_on_a_sum, _counts], ids=["float", "bool", "int"])
+@pytest.mark.parametrize("shape", [(16, 8), (1024, 1024)], ids=["small", "large"])
+def test_reading_an_array_value_is_refused_on_every_call(fn, shape):
+    """A function whose Python control flow reads an array's value cannot be replayed (a recording
+    would keep the first call's branch) nor staged: every call raises the same FuseError, the first
+    call of a small one too (which runs eagerly, where the value could be read)."""
+    F = gp.fuse(fn)
+    x = np.random.default_rng(3).random(shape, dtype=np.float32)
+    for _ in range(3):
+        with pytest.raises(gp.FuseError, match=r"value of an array is unknown.*gp\.where"):
+            F(x)
+    assert fn(gp.asarray(x)).shape == shape   # (unfused, it runs)
+
+
 def test_threads_calling_one_function_at_once_get_their_own_results():
     """Recording is per thread and a replay allocates per call: four threads calling one fused
     function on their own arrays, over and over, each get the eager bits of their own array."""
