@@ -42,7 +42,6 @@ import pytest
 import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import (
-    pool as _cpu_pool,
     cache as _numba_cache,
     kernels as _numba_kernels,
     modules as _kernel_modules,
@@ -82,11 +81,6 @@ def _bytes(case):
 def one_thread():
     with cpu_numba.num_threads(1):
         yield
-
-
-@pytest.fixture
-def pool_off(monkeypatch):
-    monkeypatch.setattr(_cpu_pool, "_POOL_CAP", 0)   # what GPUPROMOTE_CPU_POOL_MB=0 sets
 
 
 def _calls(case):

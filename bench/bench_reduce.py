@@ -11,7 +11,10 @@ Rows:
     gp.fuse (three kernels; the sum's kernel keeps exp(x - max), which the last one divides in
     place; after the first call their recorded launches are replayed), against the same in eager
     NumPy and torch.softmax(x, dim=-1); ``softmax rows 16x1024`` the same fused function on a small
-    array, eager on its first call, replayed from its third (docs/fuse.md; no goal).
+    array, eager on its first call, replayed from its third (docs/fuse.md; no goal). The allocator
+    apart (no goal): ``..., pool off`` (gpupromote's pool off: its kept exp and result allocated
+    each call, as NumPy's temporaries are) and ``softmax 4096x1024 float32 into out=`` (no
+    allocation on either side: gpupromote's replay into out=, NumPy's calls into buffers made once).
   * ``layer norm rows 4096x1024 float32``: layer norm over the last axis (mean, mean of squared
     deviations, the normalized affine result) inside gp.fuse, against the same in eager NumPy and
     torch.nn.functional.layer_norm. No goal: the issue names softmax; this row shows the other
@@ -161,6 +164,51 @@ def test_torch_softmax(benchmark):
     benchmark.group = _SOFTMAX
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(lambda: torch.softmax(t, dim=-1), **_ROUNDS)
+
+
+# The allocator apart from the kernels (the house rule): the plain rows above count gpupromote's
+# pooled buffers (the kept exp and the result come back from its pool each call) against NumPy's
+# three fresh 16.8 MB temporaries, whose first touch the OS pays page by page.
+_SOFTMAX_POOL_OFF = "softmax rows 4096x1024 float32, pool off"
+_SOFTMAX_NO_ALLOC = "softmax 4096x1024 float32 into out=, NumPy's temporaries made once (no allocation)"
+_SOFTMAX_OUT = np.empty_like(ROWS)
+_NP_KEPT, _NP_MAX, _NP_SUM = np.empty_like(ROWS), np.empty((4096, 1), np.float32), np.empty((4096, 1), np.float32)
+
+
+def _softmax_numpy_into(x, out):
+    np.max(x, axis=-1, keepdims=True, out=_NP_MAX)
+    np.subtract(x, _NP_MAX, out=_NP_KEPT)
+    np.exp(_NP_KEPT, out=_NP_KEPT)
+    np.sum(_NP_KEPT, axis=-1, keepdims=True, out=_NP_SUM)
+    return np.divide(_NP_KEPT, _NP_SUM, out=out)
+
+
+def test_gpupromote_softmax_pool_off(benchmark, pool_off):   # (pool_off: bench/conftest.py)
+    benchmark.group = _SOFTMAX_POOL_OFF
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(softmax, (ROWS,), **_ROUNDS)
+
+
+def test_numpy_softmax_pool_off(benchmark):
+    benchmark.group = _SOFTMAX_POOL_OFF
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(_softmax_numpy, (ROWS,), **_ROUNDS)
+
+
+def test_gpupromote_softmax_into_out(benchmark):
+    assert softmax(ROWS, out=_SOFTMAX_OUT) is _SOFTMAX_OUT
+    assert _SOFTMAX_OUT.tobytes() == softmax(ROWS).tobytes()
+    benchmark.group = _SOFTMAX_NO_ALLOC
+    benchmark.extra_info["impl"] = "gpupromote"
+    benchmark.pedantic(lambda: softmax(ROWS, out=_SOFTMAX_OUT), **_ROUNDS)
+
+
+def test_numpy_softmax_into_out(benchmark):
+    out = np.empty_like(ROWS)
+    np.testing.assert_allclose(_softmax_numpy_into(ROWS, out), _softmax_numpy(ROWS), rtol=1e-6)
+    benchmark.group = _SOFTMAX_NO_ALLOC
+    benchmark.extra_info["impl"] = "numpy"
+    benchmark.pedantic(lambda: _softmax_numpy_into(ROWS, out), **_ROUNDS)
 
 
 _SMALL_SOFTMAX = "softmax rows 16x1024 float32 (a small call: its recorded launches replayed)"
