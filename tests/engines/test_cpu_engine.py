@@ -592,7 +592,9 @@ def test_source_of_a_plan_is_readable_numba_code():
     from gpupromote.engines.cpu import engine as cpu_numba
     plan = plan_for("add", [np.ones(2, np.float16), np.ones(2, np.float32)], policy="numpy")
     src = cpu_numba.source(plan)
-    assert "def flat(x0, x1, out):" in src and "f16_to_f32(x0[i])" in src and "strided4" in src
+    assert "def flat(x0, x1, out):" in src and "f16_to_f32_plain(x0[i])" in src and "strided4" in src
+    src = cpu_numba.source(plan_for("maximum", [np.ones(2, np.float16), np.ones(2, np.float32)], policy="numpy"))
+    assert "f16_to_f32(x0[i])" in src   # a value maximum may return as it came: read exactly
     plan = plan_for("multiply", [np.ones(2, np.float16), 1e-8], policy="torch")
     assert "def flat(x0, s1, out):" in cpu_numba.source(plan)
 

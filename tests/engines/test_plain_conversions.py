@@ -1,10 +1,12 @@
-"""float16 read and stored around narrow math helpers through the plain hardware conversions
-(engines/cpu/source.py ``_plain_conversions``): the same bits as the exact ones, NaNs included.
+"""float16 read and stored around narrow math helpers and IEEE arithmetic through the plain
+hardware conversions (engines/cpu/source.py ``_plain_conversions``): the same bits as the exact
+ones, NaNs included.
 
-A narrow math helper (gp_exp_f2 ...) gives the format's one quiet NaN for any NaN operand, so the
-payload work of the exact widening (numpy keeps a signalling NaN's payload, vcvtph2ps quiets it)
-cannot show in its result; its result is exact in float16 or that quiet NaN, which both roundings
-narrow alike. Elsewhere (a value also added, compared, stored as it is) the exact conversions stay.
+A narrow math helper (gp_exp_f2 ...) gives the format's one quiet NaN for any NaN operand, and an
+fadd / fsub / fmul / fdiv quiets a NaN operand itself, so the payload work of the exact widening
+(numpy keeps a signalling NaN's payload, vcvtph2ps quiets it) cannot show in their results; those
+results are exact in float16 or quiet NaNs, which both roundings narrow alike. Elsewhere (a value
+also compared, selected, negated, stored as it is) the exact conversions stay.
 """
 import numpy as np
 import pytest
@@ -42,11 +44,51 @@ def test_every_float16_input_gives_the_librarys_bits_nans_included(fn):
 
 def test_signalling_nans_keep_their_payload_where_the_value_is_stored_as_it_is():
     snan = np.array([0x7C01, 0xFD55, 0x7E00, 0x3C00], np.uint16).view(np.float16)
-    assert "f16_to_f32_plain(" not in _code([snan, snan], "add")
+    for op in ("maximum", "negative", "positive"):
+        assert "f16_to_f32_plain(" not in _code([snan, snan][:op_named(op).arity], op), op
     with np.errstate(invalid="ignore"):
-        got = gp.add(snan, np.float16(0), policy="torch")    # numpy's float16 add keeps a NaN's top bits
-        want = snan + np.float16(0)
-    assert got.view(np.uint16).tolist() == want.view(np.uint16).tolist()
+        got = gp.maximum(snan, np.float16(0), policy="torch")
+    assert got.view(np.uint16).tolist()[:3] == [0x7C01, 0xFD55, 0x7E00]   # torch.maximum gives the NaN as it came
+    assert (-snan).view(np.uint16).tolist() == gp.negative(snan).view(np.uint16).tolist()
+
+
+# every float16 against partners that are signalling and quiet NaNs of both signs, infinities,
+# zeros, a subnormal, the largest finite value and ones: in both positions
+_PARTNERS = np.array([0x7C01, 0xFD55, 0x7E00, 0xFE01, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x7BFF, 0x3C00, 0xBC00],
+                     np.uint16).view(np.float16)
+
+
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "true_divide"])
+def test_float16_arithmetic_reads_and_rounds_plainly_with_numpys_bits(op):
+    """numpy's float16 loops widen exactly, compute in float32 and narrow exactly; the plain
+    conversions give its bits on every input. Where both operands are NaNs numpy's result is one
+    of them, quieted, by an operand order of its compiler's choosing (here the second for add and
+    multiply); gpupromote's is one of them, quieted, too."""
+    a, b = np.repeat(EVERY_FLOAT16, _PARTNERS.size), np.tile(_PARTNERS, EVERY_FLOAT16.size)
+    code = _code([a, b], op)
+    assert "f16_to_f32(" not in code and "f32_to_f16(" not in code and "f32_to_f16_plain(" in code, code
+    for x, y in ((a, b), (b, a)):
+        with np.errstate(all="ignore"):
+            got, want = getattr(gp, op)(x, y, policy="torch").view(np.uint16), getattr(np, op)(x, y).view(np.uint16)
+        both = np.isnan(x) & np.isnan(y)
+        bad = np.flatnonzero((got != want) & ~both)
+        assert bad.size == 0, [(hex(int(x.view(np.uint16)[i])), hex(int(y.view(np.uint16)[i])), hex(int(got[i])),
+                                hex(int(want[i]))) for i in bad[:5]]
+        quiet = np.uint16(0x0200)
+        assert np.all((got[both] == x.view(np.uint16)[both] | quiet) | (got[both] == y.view(np.uint16)[both] | quiet))
+
+
+def test_a_fused_float16_chain_rounds_each_step_plainly_with_the_eager_bits():
+    """a * b + a - b: each step rounded to float16 and widened again (the eager calls' values), all
+    through the plain conversions; fused equals eager bit for bit on every float16 and NaN."""
+    a, b = np.repeat(EVERY_FLOAT16, _PARTNERS.size), np.tile(_PARTNERS, EVERY_FLOAT16.size)
+    fused = gp.fuse(lambda a, b: a * b + a - b, policy="numpy")
+    kernel_code = source(fused.kernel(a, b)).split('Do not edit."""')[1]
+    assert "f16_to_f32(" not in kernel_code and "f32_to_f16(" not in kernel_code, kernel_code
+    for x, y in ((a, b), (b, a)):
+        with np.errstate(all="ignore"):
+            eager = gp.subtract(gp.add(gp.multiply(x, y), x), y, policy="numpy")
+            assert fused(x, y).view(np.uint16).tolist() == eager.view(np.uint16).tolist()
 
 
 def test_a_value_that_feeds_math_and_is_stored_as_it_is_is_read_exactly():
@@ -58,8 +100,9 @@ def test_a_value_that_feeds_math_and_is_stored_as_it_is_is_read_exactly():
     assert got.view(np.uint16).tolist()[2:] == gp.exp(x[2:], policy="torch").view(np.uint16).tolist()
 
 
-def test_the_plain_store_is_only_for_a_math_helpers_result():
+def test_the_plain_store_is_only_for_a_math_helpers_or_an_arithmetic_result():
     x = np.ones(3, np.float16)
-    assert "f32_to_f16_plain(" not in _code([x, x], "add")
+    assert "f32_to_f16_plain(" in _code([x, x], "add")
     assert "f32_to_f16_plain(" not in _code([x], "negative")
+    assert "f32_to_f16_plain(" not in _code([x, x], "maximum")
     assert op_named("exp").arity == 1

@@ -23,7 +23,7 @@ __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kern
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
            "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
 
-GENERATOR_VERSION = 11  # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 12  # part of every generated source: bump it to regenerate all kernels
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -33,8 +33,13 @@ _NARROW = {
     "e5": ("e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2", np.uint8),
 }
 # narrow dtype code -> (widen, round a float32) without the NaN-payload work: for the operands and
-# results of narrow math helpers only (_plain_conversions)
+# results of narrow math helpers and of IEEE arithmetic (_plain_conversions)
 _PLAIN = {"f2": ("f16_to_f32_plain", "f32_to_f16_plain")}
+# Steps that are one IEEE operation in float32 (fadd, fsub, fmul, fdiv): their NaN result is a
+# quieted operand NaN chosen by position, never a signalling one, and the same whether the operand
+# came in signalling or already quieted, so their operands may be widened, and their results
+# rounded, without the NaN-payload work (_plain_conversions)
+_QUIETING = frozenset({"in0 + in1", "in0 - in1", "in0 * in1", "in0 / in1", "in0 * in0"})
 _REAL_PART = {"c8": D.float32, "c16": D.float64}
 MAX_STRIDED_NDIM = 4
 
@@ -200,43 +205,65 @@ def _narrow_math(node, code: str) -> bool:
     return m is not None and m.group(2) == code and (m.group(1) in UNARY or m.group(1) in BINARY)
 
 
-def _plain_conversions(kernel, direct) -> tuple[set, bool]:
+def _quieting(node, code: str) -> bool:
+    """Whether ``node``'s value is never a signalling NaN and its result does not depend on an
+    operand NaN being one: a narrow math helper's call for ``code``, or IEEE arithmetic in float32."""
+    return _narrow_math(node, code) or (isinstance(node, ir.Apply) and node.expr in _QUIETING
+                                        and node.dtype is D.float32)
+
+
+def _plain_conversions(kernel, direct) -> tuple[set, bool, set]:
     """(the narrow parameters read through the plain widening, whether the result is stored through
-    the plain rounding). Where a float16 value only feeds narrow math helpers (gp_exp_f2 ...), whose
-    result is the same for any NaN operand, the NaN-payload work of the exact widening (numpy keeps a
-    signalling NaN's payload, vcvtph2ps sets its quiet bit) changes nothing; where the stored value is
-    such a helper's result (exact in float16, or its one quiet NaN) neither does the exact rounding's.
-    The same bits; the loop of gp.exp on float16 1.34 -> 1.00 ns an element, log 1.46 -> 1.13."""
+    the plain rounding, the steps whose float16 round trip (an intermediate rounded and widened
+    again) is plain). numpy keeps a signalling NaN's payload where vcvtph2ps sets its quiet bit, and
+    narrows a NaN's payload bits where vcvtps2ph also sets that bit: the exact conversions do that
+    work on every element. It changes nothing where a float16 value only feeds narrow math helpers
+    (gp_exp_f2 ...: the same result for any NaN operand) or IEEE arithmetic (_QUIETING: it quiets
+    the NaN itself), nor where the value rounded is such a step's result (exact in float16, or a
+    quiet NaN, which both roundings narrow alike). The same bits; the loop of gp.exp on float16
+    1.34 -> 1.00 ns an element, log 1.46 -> 1.13; a fused float16 a*b+c*d-e of 10**7 15.1 -> 4.1 ms."""
     users: dict = {}
     for node in kernel.steps():
         for a in ((node.arg,) if isinstance(node, ir.Cast) else node.args if isinstance(node, ir.Apply) else ()):
             users.setdefault(a, []).append(node)
     held = {kernel.value, *(c.cond for c in kernel.checks)}
 
-    def only_math(node, code) -> bool:
+    def only_quieting(node, code) -> bool:
         if node in held:
             return False
         for u in users.get(node, []):
             widened = isinstance(u, ir.Cast) and u.dtype is D.float32
-            if not (_narrow_math(u, code) or (widened and only_math(u, code))):
+            if not (_quieting(u, code) or (widened and only_quieting(u, code))):
                 return False
         return True
-    params = {p for p in kernel.params if not p.folded and p.dtype.code in _PLAIN and only_math(p, p.dtype.code)}
+    params = {p for p in kernel.params if not p.folded and p.dtype.code in _PLAIN and only_quieting(p, p.dtype.code)}
+    round_trips = {n for n in kernel.steps() if isinstance(n, ir.Cast) and n.dtype.code in _PLAIN
+                   and n.arg.dtype is D.float32 and _quieting(n.arg, n.dtype.code)}
     src = direct if direct is not None else kernel.value
-    # Note: the plain store only where every array is such a float16 operand: with an integer
-    # operand (int8 -> float16 exp) LLVM's code generator folds the float32 result's rounding and the
-    # plain one into one double -> half rounding, a library call Numba does not link (an abort)
+    # Note: the plain store of a math helper's result only where every array is such a float16
+    # operand: with an integer operand (int8 -> float16 exp) LLVM's code generator folds the float32
+    # result's rounding and the plain one into one double -> half rounding, a library call Numba does
+    # not link (an abort). An arithmetic step's result is an fadd ... in float32, nothing to fold.
     arrays = [p for p in kernel.params if not p.folded]
-    store = kernel.out.code in _PLAIN and _narrow_math(src, kernel.out.code) and bool(arrays) \
-        and all(p in params for p in arrays)
-    return params, store
+    code = kernel.out.code
+    store = code in _PLAIN and ((_narrow_math(src, code) and bool(arrays) and all(p in params for p in arrays))
+                                or (not _narrow_math(src, code) and _quieting(src, code)))
+    return params, store, round_trips
 
 
 def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twins: bool = False) -> list[str]:
     """One element: every step of the DAG once, the store and the checks. ``src``/``dst``: the
     names of the input arrays (``src`` + parameter number) and the output; ``twins``: the math
     calls with a fast twin call it (and flag their rare inputs in ``rare``)."""
-    plain_params, plain_store = _plain_conversions(kernel, ir.direct_store(kernel))
+    plain_params, plain_store, round_trips = _plain_conversions(kernel, ir.direct_store(kernel))
+    # (lower names the k-th step v<k>: a round trip's argument by its name)
+    plain_args = {f"v{k}" for k, n in enumerate(kernel.steps()) if any(t.arg is n for t in round_trips)}
+
+    def cast(expr, src, dst):
+        if expr in plain_args and dst.code in _PLAIN and src is D.float32:
+            widen, rounding = _PLAIN[dst.code]
+            return f"{widen}({rounding}({expr}))"
+        return _cast(expr, src, dst)
 
     def param(p):
         if p.folded:
@@ -246,7 +273,7 @@ def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twi
             return f"{_PLAIN[p.dtype.code][0]}({elem})"
         return f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
 
-    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
+    names, steps, direct = ir.lower(kernel, param, cast, _apply, _const)
     lines = let_lines(names, steps, indent, twins)
     out = kernel.out
     if out.numpy is None:
