@@ -1,6 +1,5 @@
 """float16 read and stored around narrow math helpers and IEEE arithmetic through the plain
-hardware conversions (engines/cpu/source.py ``_plain_conversions``): the same bits as the exact
-ones, NaNs included.
+hardware conversions (engines/cpu/plain.py): the same bits as the exact ones, NaNs included.
 
 A narrow math helper (gp_exp_f2 ...) gives the format's one quiet NaN for any NaN operand, and an
 fadd / fsub / fmul / fdiv quiets a NaN operand itself, so the payload work of the exact widening
@@ -106,3 +105,24 @@ def test_the_plain_store_is_only_for_a_math_helpers_or_an_arithmetic_result():
     assert "f32_to_f16_plain(" not in _code([x], "negative")
     assert "f32_to_f16_plain(" not in _code([x, x], "maximum")
     assert op_named("exp").arity == 1
+
+
+def test_a_float32_sum_of_float16_widens_its_terms_plainly_and_a_nan_term_is_quieted():
+    """gp.sum of float16 accumulating in float32 (torch): the combine's fadd quiets a NaN term
+    itself, so the terms are widened plainly; one signalling NaN among 10**5 terms gives its
+    payload quieted, as the exact widening did (numpy's keeps it signalling in float32; the add
+    quiets it). max keeps a value as it came: its terms are read exactly."""
+    from gpupromote.dispatch.reduce import reduction_plan
+    from gpupromote.engines.cpu.reduce import reduce_source
+    from gpupromote.kernel.reduce import reduction_of
+    x = np.random.default_rng(5).standard_normal(10**5).astype(np.float16)
+
+    def code(op):
+        return reduce_source(reduction_of(reduction_plan(op, gp.dtype("float16"), 1, None, "torch")))
+    assert "f16_to_f32_plain(" in code("sum") and "f16_to_f32_plain(" not in code("max")
+    for bits in (0x7C01, 0xFD55, 0x7E00):
+        y = x.copy()
+        y[31337] = np.uint16(bits).view(np.float16)
+        got = int(gp.sum(y, policy="torch").view(np.uint16))
+        assert got == bits | 0x0200, (hex(bits), hex(got))
+        assert int(gp.max(y, policy="torch").view(np.uint16)) == bits

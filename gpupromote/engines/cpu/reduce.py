@@ -36,12 +36,13 @@ from . import threads as _threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_module as _load_module
 from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
+from .plain import PLAIN as _PLAIN, plain_params
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, jit_line, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 15
+GENERATOR_VERSION = 16
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -56,10 +57,18 @@ def _args(red: Reduction) -> str:
 def _elem_lines(red: Reduction, rowwise=frozenset(), name="elem", index="[m, k]") -> list[str]:
     """``elem(args, m, k)``; ``name="elemt", index="[k, m]"`` gives the same on operands passed
     transposed, (K, rows) (reduce_columns.py's)."""
+    # the float16 operands read only by IEEE arithmetic (a sum's terms, fused or not) are widened
+    # plainly (source.plain_params): the combine's fadd / fmul quiets a NaN term itself
+    quiet_combine = red.combine in ("add", "multiply") and red.acc is D.float32 and not red.scan
+    held = {*(() if quiet_combine else (red.map.value,)), *(() if red.kept is None else (red.kept,))}
+    plain = plain_params(red.map, held)
+
     def param(p):
         if p.folded:
             return f"s{p.index}"
         e = f"x{p.index}[m]" if p.index in rowwise else f"x{p.index}{index}"
+        if p in plain:
+            return f"{_PLAIN[p.dtype.code][0]}({e})"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
     names, lines, direct = _lower(red.map, param, "    ")
     value = names[red.map.value] if direct is None else _cast(names[direct], direct.dtype, red.map.out)

@@ -6,7 +6,6 @@ Numba, and the text it writes is what a kernel module is filed (and Numba's disk
 """
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
@@ -17,10 +16,12 @@ from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
 from ...kernel.math.twins import FAST_TWINS, KEYED, TIE_KEY_LIMIT
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .cache import MATH_INTERLEAVE
+from .plain import MATH_CALL as _MATH_CALL, PLAIN as _PLAIN, plain_conversions as _plain_conversions
 from .tables import calls_math
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
-           "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
+           "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS",
+           "let_lines",
            "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
 
 GENERATOR_VERSION = 12  # part of every generated source: bump it to regenerate all kernels
@@ -32,14 +33,6 @@ _NARROW = {
     "e4": ("e4m3_to_f32", "f32_to_e4m3", "f64_to_e4m3", np.uint8),
     "e5": ("e5m2_to_f32", "f32_to_e5m2", "f64_to_e5m2", np.uint8),
 }
-# narrow dtype code -> (widen, round a float32) without the NaN-payload work: for the operands and
-# results of narrow math helpers and of IEEE arithmetic (_plain_conversions)
-_PLAIN = {"f2": ("f16_to_f32_plain", "f32_to_f16_plain")}
-# Steps that are one IEEE operation in float32 (fadd, fsub, fmul, fdiv): their NaN result is a
-# quieted operand NaN chosen by position, never a signalling one, and the same whether the operand
-# came in signalling or already quieted, so their operands may be widened, and their results
-# rounded, without the NaN-payload work (_plain_conversions)
-_QUIETING = frozenset({"in0 + in1", "in0 - in1", "in0 * in1", "in0 / in1", "in0 * in0"})
 _REAL_PART = {"c8": D.float32, "c16": D.float64}
 MAX_STRIDED_NDIM = 4
 
@@ -105,8 +98,6 @@ def _const(node) -> str:
     return f"{_np(d)}({node.value!r})"
 
 
-# gp_F(in0[, in1]) or gp_F_<narrow code>(...): a call of an owned math helper (core/ops.py)
-_MATH_CALL = re.compile(r"(gp_\w+?)(?:_(f2|bf|e4|e5))?\((in0(?:, in1)?)\)")
 
 
 def _inline_math(node, names):
@@ -195,60 +186,6 @@ HELPER_IMPORTS = [f"from gpupromote.engines.cpu.{m} import *  # noqa: F401,F403"
 
 def _param_names(kernel):
     return [f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params]
-
-
-def _narrow_math(node, code: str) -> bool:
-    """Whether ``node`` is a call of a math helper's narrow form for dtype ``code`` (gp_exp_f2)."""
-    if not isinstance(node, ir.Apply):
-        return False
-    m = _MATH_CALL.fullmatch(node.expr)
-    return m is not None and m.group(2) == code and (m.group(1) in UNARY or m.group(1) in BINARY)
-
-
-def _quieting(node, code: str) -> bool:
-    """Whether ``node``'s value is never a signalling NaN and its result does not depend on an
-    operand NaN being one: a narrow math helper's call for ``code``, or IEEE arithmetic in float32."""
-    return _narrow_math(node, code) or (isinstance(node, ir.Apply) and node.expr in _QUIETING
-                                        and node.dtype is D.float32)
-
-
-def _plain_conversions(kernel, direct) -> tuple[set, bool, set]:
-    """(the narrow parameters read through the plain widening, whether the result is stored through
-    the plain rounding, the steps whose float16 round trip (an intermediate rounded and widened
-    again) is plain). numpy keeps a signalling NaN's payload where vcvtph2ps sets its quiet bit, and
-    narrows a NaN's payload bits where vcvtps2ph also sets that bit: the exact conversions do that
-    work on every element. It changes nothing where a float16 value only feeds narrow math helpers
-    (gp_exp_f2 ...: the same result for any NaN operand) or IEEE arithmetic (_QUIETING: it quiets
-    the NaN itself), nor where the value rounded is such a step's result (exact in float16, or a
-    quiet NaN, which both roundings narrow alike). The same bits; the loop of gp.exp on float16
-    1.34 -> 1.00 ns an element, log 1.46 -> 1.13; a fused float16 a*b+c*d-e of 10**7 15.1 -> 4.1 ms."""
-    users: dict = {}
-    for node in kernel.steps():
-        for a in ((node.arg,) if isinstance(node, ir.Cast) else node.args if isinstance(node, ir.Apply) else ()):
-            users.setdefault(a, []).append(node)
-    held = {kernel.value, *(c.cond for c in kernel.checks)}
-
-    def only_quieting(node, code) -> bool:
-        if node in held:
-            return False
-        for u in users.get(node, []):
-            widened = isinstance(u, ir.Cast) and u.dtype is D.float32
-            if not (_quieting(u, code) or (widened and only_quieting(u, code))):
-                return False
-        return True
-    params = {p for p in kernel.params if not p.folded and p.dtype.code in _PLAIN and only_quieting(p, p.dtype.code)}
-    round_trips = {n for n in kernel.steps() if isinstance(n, ir.Cast) and n.dtype.code in _PLAIN
-                   and n.arg.dtype is D.float32 and _quieting(n.arg, n.dtype.code)}
-    src = direct if direct is not None else kernel.value
-    # Note: the plain store of a math helper's result only where every array is such a float16
-    # operand: with an integer operand (int8 -> float16 exp) LLVM's code generator folds the float32
-    # result's rounding and the plain one into one double -> half rounding, a library call Numba does
-    # not link (an abort). An arithmetic step's result is an fadd ... in float32, nothing to fold.
-    arrays = [p for p in kernel.params if not p.folded]
-    code = kernel.out.code
-    store = code in _PLAIN and ((_narrow_math(src, code) and bool(arrays) and all(p in params for p in arrays))
-                                or (not _narrow_math(src, code) and _quieting(src, code)))
-    return params, store, round_trips
 
 
 def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twins: bool = False) -> list[str]:
