@@ -23,6 +23,7 @@ from . import program as _program
 from . import threads as _cpu_threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_lock as _load_lock, load_module
+from .plain import PLAIN, plain_conversions
 from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, TWIN_BLOCKS_AFTER,
                      as_kernel, jit_line, lower_lines as _lower, vector_width_lines, source, storage_view,
                      store_text as _store_text)
@@ -328,12 +329,16 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
     row_args = ", ".join(f"s{p.index}" if p.folded else f"x{p.index}[m]" if kinds[p.index] == "row"
                          else f"x{p.index}" for p in kernel.params)
 
+    plain_params, plain_store, round_trips = plain_conversions(kernel, ir.direct_store(kernel))
+
     def param(p):
         if p.folded:
             return f"s{p.index}"
         e = f"x{p.index}" if kinds[p.index] == "row" else f"x{p.index}{_KIND_INDEX[kinds[p.index]]}"
+        if p in plain_params:
+            return f"{PLAIN[p.dtype.code][0]}({e})"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
-    names, lines, direct = _lower(kernel, param, "        ")
+    names, lines, direct = _lower(kernel, param, "        ", round_trips)
     src = direct if direct is not None else kernel.value
     listing = "\n".join(f"    {line}" for line in kernel.text.splitlines())
     return "\n".join([
@@ -351,7 +356,8 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
         "", "", "@_jit", f"def row({args}, out, m):", *vector_width_lines(kernel),
         "    for k in range(out.shape[1]):",
         *lines,
-        f"        {'out' if inplace is None else f'x{inplace}'}[m, k] = {_store_text(names[src], src.dtype, kernel.out)}",
+        f"        {'out' if inplace is None else f'x{inplace}'}[m, k] = "
+        f"{_store_text(names[src], src.dtype, kernel.out, plain_store)}",
         "", "", "@_jit", f"def apply({args}, out, m0, m1):",
         "    for m in range(m0, m1):",
         f"        row({row_args}, out, m)",

@@ -15,7 +15,7 @@ from ...core import dtypes as D
 from ...kernel import ir
 from ...kernel.unary import BINARY, UNARY
 
-__all__ = ["PLAIN", "MATH_CALL", "plain_params", "plain_conversions"]
+__all__ = ["PLAIN", "MATH_CALL", "plain_params", "plain_conversions", "round_trips"]
 
 # gp_F(in0[, in1]) or gp_F_<narrow code>(...): a call of an owned math helper (core/ops.py)
 MATH_CALL = re.compile(r"(gp_\w+?)(?:_(f2|bf|e4|e5))?\((in0(?:, in1)?)\)")
@@ -77,8 +77,6 @@ def plain_conversions(kernel, direct) -> tuple[set, bool, set]:
     quiet NaN, which both roundings narrow alike). The same bits; the loop of gp.exp on float16
     1.34 -> 1.00 ns an element, log 1.46 -> 1.13; a fused float16 a*b+c*d-e of 10**7 15.1 -> 4.1 ms."""
     params = plain_params(kernel, {kernel.value, *(c.cond for c in kernel.checks)})
-    round_trips = {n for n in kernel.steps() if isinstance(n, ir.Cast) and n.dtype.code in PLAIN
-                   and n.arg.dtype is D.float32 and _quieting(n.arg, n.dtype.code)}
     src = direct if direct is not None else kernel.value
     # Note: the plain store of a math helper's result only where every array is such a float16
     # operand: with an integer operand (int8 -> float16 exp) LLVM's code generator folds the float32
@@ -88,4 +86,11 @@ def plain_conversions(kernel, direct) -> tuple[set, bool, set]:
     code = kernel.out.code
     store = code in PLAIN and ((_narrow_math(src, code) and bool(arrays) and all(p in params for p in arrays))
                                 or (not _narrow_math(src, code) and _quieting(src, code)))
-    return params, store, round_trips
+    return params, store, round_trips(kernel)
+
+
+def round_trips(kernel) -> set:
+    """The casts to float16 of a quieting step's float32 result (an intermediate the eager calls
+    stored as float16, widened again for the next step), which round and widen plainly."""
+    return {n for n in kernel.steps() if isinstance(n, ir.Cast) and n.dtype.code in PLAIN
+            and n.arg.dtype is D.float32 and _quieting(n.arg, n.dtype.code)}

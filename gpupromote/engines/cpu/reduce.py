@@ -36,7 +36,7 @@ from . import threads as _threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_module as _load_module
 from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
-from .plain import PLAIN as _PLAIN, plain_params
+from .plain import PLAIN as _PLAIN, plain_params, round_trips
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, jit_line, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
 
@@ -62,6 +62,7 @@ def _elem_lines(red: Reduction, rowwise=frozenset(), name="elem", index="[m, k]"
     quiet_combine = red.combine in ("add", "multiply") and red.acc is D.float32 and not red.scan
     held = {*(() if quiet_combine else (red.map.value,)), *(() if red.kept is None else (red.kept,))}
     plain = plain_params(red.map, held)
+    trips = round_trips(red.map)
 
     def param(p):
         if p.folded:
@@ -70,7 +71,7 @@ def _elem_lines(red: Reduction, rowwise=frozenset(), name="elem", index="[m, k]"
         if p in plain:
             return f"{_PLAIN[p.dtype.code][0]}({e})"
         return f"{_NARROW[p.dtype.code][0]}({e})" if p.dtype.is_narrow_float else e
-    names, lines, direct = _lower(red.map, param, "    ")
+    names, lines, direct = _lower(red.map, param, "    ", trips)
     value = names[red.map.value] if direct is None else _cast(names[direct], direct.dtype, red.map.out)
     if red.kept is not None:   # (an element may be visited twice: max / min's lanes, then its pass; the same value)
         kept = value if red.kept is red.map.value else names[red.kept]

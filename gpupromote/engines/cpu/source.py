@@ -188,11 +188,11 @@ def _param_names(kernel):
     return [f"s{p.index}" if p.folded else f"x{p.index}" for p in kernel.params]
 
 
-def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twins: bool = False) -> list[str]:
-    """One element: every step of the DAG once, the store and the checks. ``src``/``dst``: the
-    names of the input arrays (``src`` + parameter number) and the output; ``twins``: the math
-    calls with a fast twin call it (and flag their rare inputs in ``rare``)."""
-    plain_params, plain_store, round_trips = _plain_conversions(kernel, ir.direct_store(kernel))
+def _casts(kernel, round_trips):
+    """ir.lower's ``cast`` for ``kernel``: ``_cast``, with the float16 round trips of
+    ``round_trips`` (plain.round_trips) through the plain conversions."""
+    if not round_trips:
+        return _cast
     # (lower names the k-th step v<k>: a round trip's argument by its name)
     plain_args = {f"v{k}" for k, n in enumerate(kernel.steps()) if any(t.arg is n for t in round_trips)}
 
@@ -201,6 +201,14 @@ def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twi
             widen, rounding = _PLAIN[dst.code]
             return f"{widen}({rounding}({expr}))"
         return _cast(expr, src, dst)
+    return cast
+
+
+def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twins: bool = False) -> list[str]:
+    """One element: every step of the DAG once, the store and the checks. ``src``/``dst``: the
+    names of the input arrays (``src`` + parameter number) and the output; ``twins``: the math
+    calls with a fast twin call it (and flag their rare inputs in ``rare``)."""
+    plain_params, plain_store, round_trips = _plain_conversions(kernel, ir.direct_store(kernel))
 
     def param(p):
         if p.folded:
@@ -210,7 +218,7 @@ def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twi
             return f"{_PLAIN[p.dtype.code][0]}({elem})"
         return f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
 
-    names, steps, direct = ir.lower(kernel, param, cast, _apply, _const)
+    names, steps, direct = ir.lower(kernel, param, _casts(kernel, round_trips), _apply, _const)
     lines = let_lines(names, steps, indent, twins)
     out = kernel.out
     if out.numpy is None:
@@ -436,20 +444,20 @@ cast_text, apply_text, const_text, np_type_text, round_to_narrow_text, NARROW_HE
     _cast, _apply, _const, _np, _round_to_narrow, _NARROW)
 
 
-def lower_lines(kernel, param, indent):
+def lower_lines(kernel, param, indent, round_trips=frozenset()):
     """(names, statements, direct): ir.lower's steps of ``kernel`` as the statements of a loop body
     at ``indent`` (let_lines), for the generators of whole functions around a kernel (the
-    reductions' terms and finishes, the row maps)."""
-    names, steps, direct = ir.lower(kernel, param, _cast, _apply, _const)
+    reductions' terms and finishes, the row maps); ``round_trips``: plain.round_trips' casts."""
+    names, steps, direct = ir.lower(kernel, param, _casts(kernel, round_trips), _apply, _const)
     return names, let_lines(names, steps, indent), direct
 
 
-def store_text(value_name: str, src: D.DType, out: D.DType) -> str:
+def store_text(value_name: str, src: D.DType, out: D.DType, plain: bool = False) -> str:
     """``value_name`` (of ``src``, in its carrier type) as ``out``'s storage value (narrow floats:
-    their bits, rounded once)."""
+    their bits, rounded once; ``plain``: plain.plain_conversions' plain store)."""
     if out.is_narrow_float:
         _, from_f32, from_f64, _ = _NARROW[out.code]
-        return _round_to_narrow(value_name, src, from_f32, from_f64)
+        return _round_to_narrow(value_name, src, _PLAIN[out.code][1] if plain else from_f32, from_f64)
     return _cast(value_name, src, out)
 
 
