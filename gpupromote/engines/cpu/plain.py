@@ -15,7 +15,7 @@ from ...core import dtypes as D
 from ...kernel import ir
 from ...kernel.unary import BINARY, UNARY
 
-__all__ = ["PLAIN", "MATH_CALL", "plain_params", "plain_conversions", "round_trips"]
+__all__ = ["PLAIN", "MATH_CALL", "plain_params", "plain_conversions", "round_trips", "all_plain"]
 
 # gp_F(in0[, in1]) or gp_F_<narrow code>(...): a call of an owned math helper (core/ops.py)
 MATH_CALL = re.compile(r"(gp_\w+?)(?:_(f2|bf|e4|e5))?\((in0(?:, in1)?)\)")
@@ -40,9 +40,18 @@ def _narrow_math(node, code: str) -> bool:
 
 def _quieting(node, code: str) -> bool:
     """Whether ``node``'s value is never a signalling NaN and its result does not depend on an
-    operand NaN being one: a narrow math helper's call for ``code``, or IEEE arithmetic in float32."""
+    operand NaN being one: a narrow math helper's call for ``code``, or IEEE arithmetic in float32;
+    or a flush to zero (XLA's FTZ, the jax policies) of such a value."""
+    if _flushes(node):
+        return _quieting(node.args[0], code)
     return _narrow_math(node, code) or (isinstance(node, ir.Apply) and node.expr in _QUIETING
                                         and node.dtype is D.float32)
+
+
+def _flushes(node) -> bool:
+    """Whether ``node`` is a flush of subnormals to zero: a NaN passes it as it came, so it is
+    looked through, as a cast to float32 is (its users decide)."""
+    return isinstance(node, ir.Apply) and node.expr == "gp_ftz(in0)" and node.dtype is D.float32
 
 
 def plain_params(kernel, held) -> set:
@@ -59,8 +68,8 @@ def plain_params(kernel, held) -> set:
         if node in held:
             return False
         for u in users.get(node, []):
-            widened = isinstance(u, ir.Cast) and u.dtype is D.float32
-            if not (_quieting(u, code) or (widened and only_quieting(u, code))):
+            widened = (isinstance(u, ir.Cast) and u.dtype is D.float32) or _flushes(u)
+            if not ((_quieting(u, code) and not _flushes(u)) or (widened and only_quieting(u, code))):
                 return False
         return True
     return {p for p in kernel.params if not p.folded and p.dtype.code in PLAIN and only_quieting(p, p.dtype.code)}
@@ -78,19 +87,41 @@ def plain_conversions(kernel, direct) -> tuple[set, bool, set]:
     1.34 -> 1.00 ns an element, log 1.46 -> 1.13; a fused float16 a*b+c*d-e of 10**7 15.1 -> 4.1 ms."""
     params = plain_params(kernel, {kernel.value, *(c.cond for c in kernel.checks)})
     src = direct if direct is not None else kernel.value
-    # Note: the plain store of a math helper's result only where every array is such a float16
-    # operand: with an integer operand (int8 -> float16 exp) LLVM's code generator folds the float32
-    # result's rounding and the plain one into one double -> half rounding, a library call Numba does
-    # not link (an abort). An arithmetic step's result is an fadd ... in float32, nothing to fold.
+    every = all_plain(kernel, params)
+    return params, kernel.out.code in PLAIN and _plain_rounding(src, kernel.out.code, every), round_trips(kernel, every)
+
+
+def all_plain(kernel, params) -> bool:
+    """Whether every array operand of ``kernel`` is among ``params`` (plain_params)."""
     arrays = [p for p in kernel.params if not p.folded]
-    code = kernel.out.code
-    store = code in PLAIN and ((_narrow_math(src, code) and bool(arrays) and all(p in params for p in arrays))
-                                or (not _narrow_math(src, code) and _quieting(src, code)))
-    return params, store, round_trips(kernel)
+    return bool(arrays) and all(p in params for p in arrays)
 
 
-def round_trips(kernel) -> set:
+def round_trips(kernel, every: bool) -> dict:
     """The casts to float16 of a quieting step's float32 result (an intermediate the eager calls
-    stored as float16, widened again for the next step), which round and widen plainly."""
-    return {n for n in kernel.steps() if isinstance(n, ir.Cast) and n.dtype.code in PLAIN
-            and n.arg.dtype is D.float32 and _quieting(n.arg, n.dtype.code)}
+    stored as float16, widened again for the next step), each mapped to how it goes: "plain" (round
+    and widen plainly) or "same" (nothing: a narrow math helper's result is a float16 value already,
+    or the format's quiet NaN, which the round trip gives back as it is); ``every``: all_plain's
+    answer for the kernel."""
+    trips = {}
+    for n in kernel.steps():
+        if isinstance(n, ir.Cast) and n.dtype.code in PLAIN and n.arg.dtype is D.float32:
+            if _narrow_math(n.arg, n.dtype.code):
+                # why: a rounding of the helper's float32 result, exact or plain, let LLVM fold it
+                # into the helper's own double -> float rounding, a soft-float double -> half
+                # library call (a staged float16 sum of where(isnan(x), 0, exp(x)): 24 ns an element)
+                trips[n] = "same"
+            elif _plain_rounding(n.arg, n.dtype.code, every):
+                trips[n] = "plain"
+    return trips
+
+
+def _plain_rounding(node, code: str, every: bool) -> bool:
+    """Whether ``node``'s value may be rounded to float16 plainly: a quieting step's result (through
+    flushes). Note: a math helper's only where every array is read plainly (``every``): with an
+    integer operand (int8 -> float16 exp) LLVM's code generator folded the float32 result's rounding
+    and the plain one into one double -> half rounding, a library call Numba does not link (an
+    abort). An arithmetic step's result is an fadd ... in float32, nothing to fold."""
+    while _flushes(node):
+        node = node.args[0]
+    return _quieting(node, code) and (every or not _narrow_math(node, code))

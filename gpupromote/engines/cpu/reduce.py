@@ -36,7 +36,7 @@ from . import threads as _threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_module as _load_module
 from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
-from .plain import PLAIN as _PLAIN, plain_params, round_trips
+from .plain import PLAIN as _PLAIN, all_plain, plain_params, round_trips
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, jit_line, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
 
@@ -62,7 +62,7 @@ def _elem_lines(red: Reduction, rowwise=frozenset(), name="elem", index="[m, k]"
     quiet_combine = red.combine in ("add", "multiply") and red.acc is D.float32 and not red.scan
     held = {*(() if quiet_combine else (red.map.value,)), *(() if red.kept is None else (red.kept,))}
     plain = plain_params(red.map, held)
-    trips = round_trips(red.map)
+    trips = round_trips(red.map, all_plain(red.map, plain))
 
     def param(p):
         if p.folded:

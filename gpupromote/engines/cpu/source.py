@@ -194,10 +194,13 @@ def _casts(kernel, round_trips):
     if not round_trips:
         return _cast
     # (lower names the k-th step v<k>: a round trip's argument by its name)
-    plain_args = {f"v{k}" for k, n in enumerate(kernel.steps()) if any(t.arg is n for t in round_trips)}
+    how = {f"v{k}": way for k, n in enumerate(kernel.steps()) for t, way in round_trips.items() if t.arg is n}
 
     def cast(expr, src, dst):
-        if expr in plain_args and dst.code in _PLAIN and src is D.float32:
+        way = how.get(expr) if dst.code in _PLAIN and src is D.float32 else None
+        if way == "same":
+            return expr
+        if way == "plain":
             widen, rounding = _PLAIN[dst.code]
             return f"{widen}({rounding}({expr}))"
         return _cast(expr, src, dst)
@@ -444,7 +447,7 @@ cast_text, apply_text, const_text, np_type_text, round_to_narrow_text, NARROW_HE
     _cast, _apply, _const, _np, _round_to_narrow, _NARROW)
 
 
-def lower_lines(kernel, param, indent, round_trips=frozenset()):
+def lower_lines(kernel, param, indent, round_trips=None):
     """(names, statements, direct): ir.lower's steps of ``kernel`` as the statements of a loop body
     at ``indent`` (let_lines), for the generators of whole functions around a kernel (the
     reductions' terms and finishes, the row maps); ``round_trips``: plain.round_trips' casts."""
