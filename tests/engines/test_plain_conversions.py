@@ -159,3 +159,19 @@ def test_a_math_helpers_float16_result_is_not_rounded_again():
         want = gp.sum(gp.where(gp.isnan(x), 0, gp.exp(x)), axis=-1).view(np.uint16)
         for _ in range(3):   # staged, recorded, replayed
             assert summed(x).view(np.uint16).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("op", ["astype", "maximum", "negative"])
+def test_the_exact_widening_keeps_every_float16_pattern_as_numpy_does(op):
+    """Where a value may come out as it went in, the exact widening (vcvtph2ps, and a signalling
+    NaN's quiet bit taken off again) gives numpy's float32 for all 65,536 patterns, and narrowing
+    gives each pattern back: astype to float32, maximum(x, x), negative (a sign flip)."""
+    x = np.tile(EVERY_FLOAT16, 4)
+    if op == "astype":
+        got, want = gp.astype(x, np.float32).view(np.uint32), x.astype(np.float32).view(np.uint32)
+    elif op == "maximum":
+        got, want = gp.maximum(x, x, policy="torch").view(np.uint16), x.view(np.uint16)
+    else:
+        got, want = gp.negative(x).view(np.uint16), x.view(np.uint16) ^ np.uint16(0x8000)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(hex(int(x.view(np.uint16)[i])), hex(int(got[i])), hex(int(want[i]))) for i in bad[:5]]
