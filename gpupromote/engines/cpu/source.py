@@ -6,7 +6,6 @@ Numba, and the text it writes is what a kernel module is filed (and Numba's disk
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ...core import dtypes as D
@@ -20,8 +19,7 @@ from .plain import MATH_CALL as _MATH_CALL, PLAIN as _PLAIN, plain_conversions a
 from .tables import calls_math
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
-           "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS",
-           "let_lines",
+           "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
            "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
 
 GENERATOR_VERSION = 12  # part of every generated source: bump it to regenerate all kernels
@@ -96,8 +94,6 @@ def _const(node) -> str:
     if d.kind == "b":
         return "True" if node.value else "False"
     return f"{_np(d)}({node.value!r})"
-
-
 
 
 def _inline_math(node, names):
@@ -190,7 +186,8 @@ def _param_names(kernel):
 
 def _casts(kernel, round_trips):
     """ir.lower's ``cast`` for ``kernel``: ``_cast``, with the float16 round trips of
-    ``round_trips`` (plain.round_trips) through the plain conversions."""
+    ``round_trips`` (plain.round_trips: step -> "plain" or "same") through the plain conversions or
+    left out."""
     if not round_trips:
         return _cast
     # (lower names the k-th step v<k>: a round trip's argument by its name)
