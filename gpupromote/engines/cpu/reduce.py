@@ -42,7 +42,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 16
+GENERATOR_VERSION = 17
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 _GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
@@ -76,7 +76,7 @@ def _elem_lines(red: Reduction, rowwise=frozenset(), name="elem", index="[m, k]"
     if red.kept is not None:   # (an element may be visited twice: max / min's lanes, then its pass; the same value)
         kept = value if red.kept is red.map.value else names[red.kept]
         lines.append(f"    keep{index} = {_store_text(kept, red.kept.dtype, red.kept.dtype)}")
-    return [f"def {name}({_args(red)}, m, k):", *lines, f"    return {value}"]
+    return [f"def {name}({_args(red)}, m, k):", "    always_inline()", *lines, f"    return {value}"]
 
 
 def _fin_lines(red: Reduction) -> list[str]:
@@ -140,7 +140,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "from numba import carray",
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
-        "from gpupromote.engines.cpu.intrinsics import fold_add, fold_multiply  # noqa: F401",
+        "from gpupromote.engines.cpu.intrinsics import always_inline, fold_add, fold_multiply  # noqa: F401",
         "",
         jit_line(_tables.calls_math(red.map)),
         f"LEAF, LANES, CHUNK, STACK, GROUP, COLUMNS = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {_GROUP}, {COLUMNS}",
