@@ -168,7 +168,7 @@ def test_torch_softmax(benchmark):
 
 # The allocator apart from the kernels (the house rule): the plain rows above count gpupromote's
 # pooled buffers (the kept exp and the result come back from its pool each call) against NumPy's
-# three fresh 16.8 MB temporaries, whose first touch the OS pays page by page.
+# fresh 16.8 MB temporaries; these rows take the pool, and NumPy's allocation, out of the ratio.
 _SOFTMAX_POOL_OFF = "softmax rows 4096x1024 float32, pool off"
 _SOFTMAX_NO_ALLOC = "softmax 4096x1024 float32 into out=, NumPy's temporaries made once (no allocation)"
 _SOFTMAX_OUT = np.empty_like(ROWS)

@@ -26,6 +26,11 @@ __all__ = ["Array", "asarray", "VALUES_HIDDEN"]
 VALUES_HIDDEN = contextvars.ContextVar("gpupromote_values_hidden", default=False)
 
 
+def _value_read():
+    if VALUES_HIDDEN.get():
+        raise FuseError(VALUE_IN_FUSE)
+
+
 def _device_of(storage) -> str:
     if type(storage) is np.ndarray:
         return "cpu"
@@ -115,18 +120,15 @@ class Array:
         self._storage[index] = value
 
     def __bool__(self):
-        if VALUES_HIDDEN.get():
-            raise FuseError(VALUE_IN_FUSE)
+        _value_read()
         return bool(self._storage)
 
     def __float__(self):
-        if VALUES_HIDDEN.get():
-            raise FuseError(VALUE_IN_FUSE)
+        _value_read()
         return float(self.numpy())
 
     def __int__(self):
-        if VALUES_HIDDEN.get():
-            raise FuseError(VALUE_IN_FUSE)
+        _value_read()
         return int(self.numpy())
 
     def __repr__(self):

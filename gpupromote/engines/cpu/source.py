@@ -191,7 +191,8 @@ def _casts(kernel, round_trips):
     if not round_trips:
         return _cast
     # (lower names the k-th step v<k>: a round trip's argument by its name)
-    how = {f"v{k}": way for k, n in enumerate(kernel.steps()) for t, way in round_trips.items() if t.arg is n}
+    by_arg = {t.arg: way for t, way in round_trips.items()}
+    how = {f"v{k}": by_arg[n] for k, n in enumerate(kernel.steps()) if n in by_arg}
 
     def cast(expr, src, dst):
         way = how.get(expr) if dst.code in _PLAIN and src is D.float32 else None
