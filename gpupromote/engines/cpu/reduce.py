@@ -36,15 +36,15 @@ from . import threads as _threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_module as _load_module
 from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
+from .reduce_tree import GROUP, tree_lines
 from .plain import PLAIN as _PLAIN, all_plain, plain_params, round_trips
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, jit_line, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 17
+GENERATOR_VERSION = 18
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
-_GROUP = 8                  # full leaves whose terms one loop computes (node's buf)
 
 
 def _args(red: Reduction) -> str:
@@ -140,10 +140,10 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "from numba import carray",
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
-        "from gpupromote.engines.cpu.intrinsics import always_inline, fold_add, fold_multiply  # noqa: F401",
+        "from gpupromote.engines.cpu.intrinsics import always_inline, borrowed, fold_add, fold_multiply, scratch  # noqa: F401",
         "",
         jit_line(_tables.calls_math(red.map)),
-        f"LEAF, LANES, CHUNK, STACK, GROUP, COLUMNS = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {_GROUP}, {COLUMNS}",
+        f"LEAF, LANES, CHUNK, STACK, GROUP, COLUMNS = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {GROUP}, {COLUMNS}",
         "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]
     if red.combine in ("argmax", "argmin"):
@@ -157,7 +157,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
                   *([f"            a = {_cast('a', red.acc, red.narrow)}"] if red.narrow is not None else []),
                   "            out[m, k] = fin(a, 0.0)"]
     else:
-        lines += _tree_lines(red, args, acc_np, rowwise)
+        lines += tree_lines(red, args, acc_np, _ident(red), _ident(red, empty=True), rowwise)
     if columns_fit(red):
         lines += ["", "", "@_jit", *_elem_lines(red, rowwise, "elemt", "[k, m]"),
                   *columns_lines(red, args, acc_np, _ident(red)), *batched_lines(red, rowwise)]
@@ -182,147 +182,6 @@ def _native_lines(red: Reduction) -> list[str]:
             f"    x{p.index} = carray(data[0], (M, K), {_storage_np(p.dtype)})",
             f"    out = carray(data[1], (M,), {_storage_np(red.out)})",
             f"    rows(x{p.index}, out, K, 0, M, np.float64(K))"]
-
-
-def _tree_lines(red: Reduction, args: str, acc_np: str, rowwise=frozenset()) -> list[str]:
-    ident = _ident(red)
-    if red.sequential:
-        lines = ["", "", "@_jit", f"def leaf({args}, m, k0, k1):",
-                 f"    a = {ident}" if red.combine in ("or", "and") else f"    a = elem({args}, m, k0)",
-                 f"    for k in range(k0 + {0 if red.combine in ('or', 'and') else 1}, k1):",
-                 f"        a = comb(a, elem({args}, m, k))", "    return a"]
-        leaf_value = [f"        v = leaf({args}, m, l * LEAF, min(l * LEAF + LEAF, K))"]
-    else:
-        # the leaf inline: LANES running values, lane j taking element k0 + LANES t + j in order of
-        # t, stored to the array ``lanes``. A sum or product of plain numbers folds them as vectors
-        # (intrinsics.fold_add / fold_multiply: the same operations as the scalar lanes, which LLVM
-        # cannot vectorize); the others as LANES scalars over a fixed-trip loop
-        lines = []
-        fold = f"fold_{red.combine}" if red.combine in ("add", "multiply") and red.acc.kind in "fiu" \
-            and not red.acc.is_narrow_float else None
-        names = [f"r{j}" for j in range(LANES)]
-
-        def lanes_fold(term, base):
-            """A full leaf's lanes over ``term`` (its element k, for k from ``base``)."""
-            return ([f"            {' = '.join(names)} = {ident}",
-                     f"            for t in range(LEAF // {LANES}):", f"                k = {base} + {LANES} * t"]
-                    + [f"                r{j} = comb(r{j}, {term.format(k=f'k + {j}')})" for j in range(LANES)]
-                    + [f"            lanes[{j}] = r{j}" for j in range(LANES)])
-
-        def buf_fold(base):
-            """A full leaf's lanes over its terms in buf from ``base``."""
-            return [f"            {fold}(lanes, buf, {base})"] if fold is not None else lanes_fold("buf[{k}]", base)
-        leaf_value = ["        k0 = l * LEAF", "        if k0 + LEAF <= K:"]
-        only = red.params[0] if len(red.params) == 1 and not red.params[0].folded else None
-        if not red.map.steps() and only is not None and only.dtype == red.acc and fold is not None \
-                and only.index not in rowwise:
-            # the term is the element itself, of the accumulator's type: fold the row's elements
-            leaf_value += [f"            {fold}(lanes, x{only.index}[m], k0)"]
-        elif not _tables.calls_math(red.map) and (red.map.steps() or fold is not None):
-            # plain arithmetic (or a conversion to fold): a leaf's terms, then its lanes
-            leaf_value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)",
-                           *buf_fold("0")]
-        elif red.map.steps():
-            # math: the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
-            # ones, 10% faster for exp; which terms are computed when changes nothing), at the first
-            # leaf of each group. (A cheap term is faster in the fixed 128-trip loop above.)
-            # (terms(): the loop in a function of its own, as the row maps' row(): inside node,
-            # LLVM reloaded exp's constants on every vector iteration. Its index is unsigned: k0 is
-            # an argument there, so a signed k0 + j would be checked for wrapping around, lane by
-            # lane, and the loads became gathers, 3x slower)
-            leaf_value += ["            g = (l - l0) & (GROUP - 1)", "            if g == 0:",
-                           f"                terms({args}, m, k0, (min(l + GROUP, l1, K // LEAF) - l) * LEAF, buf)",
-                           *buf_fold("g * LEAF")]
-            lines += ["", "", "@_jit", f"def terms({args}, m, k0, n, buf):", "    for j in range(n):",
-                      f"        buf[j] = elem({args}, m, np.uint64(k0 + j))"]
-        else:   # the term is the element itself: read it in the lanes' loop
-            leaf_value += lanes_fold(f"elem({args}, m, {{k}})", "k0")
-        # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
-        # leaf's, in LANES scalars (5x faster on short rows than one element at a time), then the
-        # few left, each into its lane (lane j takes k0 + LANES t + j, in order of t)
-        leaf_value += ["        else:", f"            {' = '.join(names)} = {ident}",
-                       f"            for t in range((K - k0) // {LANES}):", f"                k = k0 + {LANES} * t"]
-        leaf_value += [f"                r{j} = comb(r{j}, elem({args}, m, k + {j}))" for j in range(LANES)]
-        leaf_value += [f"            lanes[{j}] = r{j}" for j in range(LANES)]
-        leaf_value += [f"            for k in range(K - (K - k0) % {LANES}, K):",
-                       f"                lanes[(k - k0) & {LANES - 1}] = comb(lanes[(k - k0) & {LANES - 1}], elem({args}, m, k))"]
-        pairs = [f"lanes[{j}]" for j in range(LANES)]
-        while len(pairs) > 1:
-            pairs = [f"comb({a}, {b})" for a, b in zip(pairs[::2], pairs[1::2])]
-        leaf_value += [f"        v = {pairs[0]}"]
-    push = ["        stack[top] = v", "        top += 1",
-            "        c = l - l0 + 1   # the binary counter: leaf c joins as many neighbours as c has trailing zeros",
-            "        while (c & 1) == 0:", "            top -= 1",
-            "            stack[top - 1] = comb(stack[top - 1], stack[top])", "            c >>= 1"]
-    lines += ["", "", "@_jit", "def tree_end(stack, top):",
-              "    while top > 1:", "        top -= 1", "        stack[top - 1] = comb(stack[top - 1], stack[top])",
-              "    return stack[0]",
-              "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack, buf, lanes):",
-              "    top = 0",
-              "    for l in range(l0, l1):", *leaf_value, *push,
-              "    return tree_end(stack, top)",
-              "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
-              f"    stack = np.empty(STACK, {acc_np})",
-              f"    buf = np.empty(LEAF * GROUP, {acc_np})",
-              f"    lanes = np.empty(LANES, {acc_np})",
-              "    nl = (K + LEAF - 1) // LEAF",
-              "    for m in range(m0, m1):", *_minmax_pass(red, args),
-              f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes) if nl else "
-              f"{_ident(red, empty=True) or 'stack[0]'}, div)",
-              "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
-              f"    stack = np.empty(STACK, {acc_np})",
-              f"    buf = np.empty(LEAF * GROUP, {acc_np})",
-              f"    lanes = np.empty(LANES, {acc_np})",
-              "    nl = (K + LEAF - 1) // LEAF",
-              "    for c in range(c0, c1):",
-              f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf, lanes)",
-              "", "", "@_jit", "def merge(part, out, m, div):",
-              f"    stack = np.empty(STACK, {acc_np})",
-              "    top = 0",
-              "    l0 = 0",
-              "    for l in range(part.shape[0]):",
-              "        v = part[l]", *push,
-              "    out[m] = fin(tree_end(stack, top), div)"]
-    return lines
-
-
-# max / min of a float row as an integer max / min of an order-preserving key of its bits (a
-# reduction LLVM vectorizes without fast-math, which a NaN-propagating float compare is not):
-# key = bits ^ ((bits >> (w - 1)) & (2**(w-1) - 1)) orders -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN
-_KEYS = {32: ("np.int32", "_gpm_as_i32", "_gpm_as_f32"), 64: ("np.int64", "_gpm_as_i64", "_gpm_as_f64")}
-
-
-def _minmax_pass(red: Reduction, args: str) -> list[str]:
-    """max / min of a row as one vectorizable pass: the integer max and min of the elements' keys
-    (floats; the values themselves for integers). Equal to the sequential pass whenever the result
-    is neither a zero (whose sign the tie rule picks) nor a NaN (whose payload the first NaN
-    gives) -- equal values are then the same bits -- so only those rows run the pass."""
-    if red.combine not in ("max", "min") or red.acc.kind not in "fiu":
-        return []
-    pick = "hi" if red.combine == "max" else "lo"
-    if red.acc.kind in "iu":
-        return ["        if K >= 2:", f"            hi = lo = elem({args}, m, 0)", "            for k in range(1, K):",
-                f"                q = elem({args}, m, k)", "                hi = max(hi, q)", "                lo = min(lo, q)",
-                f"            out[m] = fin({pick}, div)", "            continue"]
-    width = 64 if red.acc.code == "f8" else 32
-    itype, as_int, as_float = _KEYS[width]
-    mask = f"{itype}({(1 << (width - 1)) - 1})"
-
-    # Note: the key is cast back to its width: Numba types int32 ^ int32 as int64, and the loop ran
-    # in 64-bit lanes, half the elements a vector (a 4096 x 1024 float32 row max: 0.47 ms)
-    def key(v):
-        return f"{itype}({as_int}({v}) ^ (({as_int}({v}) >> {itype}({width - 1})) & {mask}))"
-    pinf = 0x7FF0000000000000 if width == 64 else 0x7F800000
-    ninf = (pinf | (1 << (width - 1))) ^ ((1 << (width - 1)) - 1)   # the key of -inf, as unsigned
-    ninf -= 1 << width                                             # ... as signed
-    return ["        if K >= 2:",
-            f"            hi = lo = {key(f'elem({args}, m, 0)')}",
-            "            for k in range(1, K):",
-            f"                q = {key(f'elem({args}, m, k)')}",
-            "                hi = max(hi, q)", "                lo = min(lo, q)",
-            f"            if (hi <= {itype}({pinf})) & (lo >= {itype}({ninf})) & ({pick} != 0) & ({pick} != -1):",
-            f"                out[m] = fin({as_float}({itype}({pick} ^ (({pick} >> {itype}({width - 1})) & {mask}))), div)",
-            "                continue"]
 
 
 def _arg_lines(red: Reduction, args: str) -> list[str]:
