@@ -129,6 +129,7 @@ def scratch(typingctx, n, dtype):
         count, item = n.literal_value, context.get_data_type(arrty.dtype)
         itemsize = context.get_abi_sizeof(item)
         data = cgutils.alloca_once(builder, item, size=count)
+        data.align = 64   # a cache line: vector stores and the loads after them never straddle two
         out = context.make_array(arrty)(context, builder)
         intp = context.get_value_type(types.intp)
         context.populate_array(out, data=data, shape=cgutils.pack_array(builder, [intp(count)]),

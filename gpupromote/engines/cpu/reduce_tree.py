@@ -12,8 +12,19 @@ Where a function calls another that is not inlined (``terms``, the long vector l
 map), every array it passes would have its reference count taken and dropped around the call: an
 atomic instruction, which waits for the stores before it and kept each row's loop from overlapping
 the next. So ``rows`` and ``parts`` borrow their arrays (intrinsics.borrowed: the caller holds them
-for the whole call), keep their scratch arrays in their stack frame (intrinsics.scratch), and
-``node`` is inlined into them. A 4096 x 1024 float32 exp-and-sum (softmax's) took 2.81 ms, 2.6 now.
+for the whole call) and keep their scratch arrays in their stack frame (intrinsics.scratch), and
+where ``node`` calls ``terms`` it is inlined into them. A 4096 x 1024 float32 exp-and-sum
+(softmax's) took 2.85 ms, 2.6 now.
+
+Elsewhere ``node`` is a function of its own, vectorized 256 bits wide (``prefer_256_bit``): its
+terms go to ``buf`` as vectors and the fold reads them back 8 lanes (256 bits) at a time, and a
+512-bit store read back as two 256-bit halves is not forwarded to the loads (each waits for the
+store to reach the cache). A fresh compile had hidden that: Numba links ``node`` into ``rows`` and
+optimizes it again there, which kept the terms in registers; but a kernel loaded from the disk
+cache calls ``node``'s own compiled code (its strong symbol wins over the linked weak copy), so
+every run after the first took the slow round trip (10**7 float16 sum 0.83 ms compiled, 2.15 ms
+loaded; a fused row sum of squares 1.3 -> 2.4; row variances 0.85 -> 1.37). With 256-bit vectors
+both take 0.72-0.78 ms.
 """
 from __future__ import annotations
 
@@ -123,7 +134,7 @@ def tree_lines(red: Reduction, args: str, acc_np: str, ident: str, empty: str | 
         "    while top > 1:", "        top -= 1", "        stack[top - 1] = comb(stack[top - 1], stack[top])",
         "    return stack[0]",
         "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack, buf, lanes):",
-        "    always_inline()",
+        *(["    always_inline()"] if any(line.startswith("def terms(") for line in lines) else ["    prefer_256_bit()"]),
         "    top = 0",
         "    for l in range(l0, l1):", *leaf_value, *push,
         "    return tree_end(stack, top)",
