@@ -36,7 +36,7 @@ from . import threads as _threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
 from .modules import load_module as _load_module
 from .reduce_columns import COLUMN_SHARE, COLUMNS, batched_lines, columns_fit, columns_lines
-from .reduce_tree import GROUP, tree_lines
+from .reduce_tree import GROUP, arg_pass, tree_lines
 from .plain import PLAIN as _PLAIN, all_plain, plain_params, round_trips
 from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _cast, jit_line, lower_lines as _lower,
                      np_type_text as _np, storage_view, store_text as _store_text)
@@ -186,7 +186,7 @@ def _native_lines(red: Reduction) -> list[str]:
 
 def _arg_lines(red: Reduction, args: str) -> list[str]:
     return ["", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
-            "    for m in range(m0, m1):",
+            "    for m in range(m0, m1):", *arg_pass(red, args),
             f"        av = elem({args}, m, 0)",
             "        ai = 0",
             "        for k in range(1, K):",

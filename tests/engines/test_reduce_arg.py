@@ -1,0 +1,79 @@
+"""argmax / argmin of real rows (engines/cpu/reduce_tree.arg_pass: the extreme and a NaN test, then
+the least index holding it) against the sequential rule written out here: the first NaN if the row
+has one, else the first element equal (==) to the row's extreme. Rows mix NaNs of both signs,
+infinities, both zeros and repeated values, in every dtype kind the pass takes, and in the ones it
+leaves to the sequential comb (bool, complex)."""
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import gpupromote as gp
+
+SPECIALS = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -1.5, 3.0, 3.0]
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int64", "uint64", "bool", "complex64"]
+
+
+def _expected(row, op):
+    """The sequential rule, one element at a time."""
+    values = [complex(v) if np.iscomplexobj(row) else float(v) for v in row]
+    for k, v in enumerate(values):
+        if v != v:
+            return k
+    key = (lambda v: (v.real, v.imag)) if np.iscomplexobj(row) else (lambda v: v)
+    best = (max if op == "argmax" else min)(values, key=key)
+    return next(k for k, v in enumerate(values) if v == best)
+
+
+def _rows(dtype, K, rng):
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, (24, K)).astype(bool)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        pool = np.array([info.min, info.max, 0, 1, 1, 7], dtype=dt)
+        return rng.choice(pool, (24, K)).astype(dt)
+    if dt.kind == "c":
+        re = rng.choice(np.array(SPECIALS), (24, K))
+        return (re + 1j * rng.choice(np.array([0.0, 1.0, -1.0]), (24, K))).astype(dt)
+    pool = np.array(SPECIALS, dtype=np.float64).astype(dt)
+    rows = rng.standard_normal((24, K)).astype(dt)
+    mask = rng.random((24, K)) < 0.1
+    rows[mask] = rng.choice(pool, int(mask.sum()))
+    rows[0] = pool[4]             # all +0.0
+    rows[1, ::2] = pool[5]        # -0.0 and +0.0 ...
+    rows[1, 1::2] = pool[4]
+    rows[2] = pool[2]             # all +inf
+    rows[3] = np.array(-math.inf, dt)   # all -inf, then a NaN at the end
+    rows[3, -1] = pool[1]
+    return rows
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [1, 2, 7, 130, 1024])
+def test_rows_take_the_first_nan_else_the_first_extreme(op, dtype, K):
+    x = _rows(dtype, K, np.random.default_rng(K))
+    got = np.asarray(getattr(gp, op)(x, axis=1))
+    want = [_expected(row, op) for row in x]
+    bad = [(m, int(got[m]), want[m], x[m].tolist()[:12]) for m in range(len(want)) if int(got[m]) != want[m]]
+    assert not bad, f"{op} {dtype} K={K}: row, got, want, row head: {bad[:3]}"
+    if dtype not in ("bfloat16", "complex64"):   # NumPy's own loops agree (bfloat16: ml_dtypes' argmax)
+        np.testing.assert_array_equal(got, getattr(np, op)(x, axis=1))
+
+
+@pytest.mark.parametrize("policy", ["numpy", "torch", "jax"])
+def test_whole_array_and_fused_map(policy):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(5000).astype(np.float32)
+    x[[17, 4000]] = np.nan
+    assert int(np.asarray(gp.argmax(x, policy=policy))) == 17
+    y = rng.standard_normal((16, 300)).astype(np.float32)
+    y[3, 5:9] = 9.0                      # ties: the first
+    fused = gp.fuse(lambda a: gp.argmin(-a * 2, axis=-1), policy=policy)
+    want = [_expected(row, "argmin") for row in (-y * 2)]
+    np.testing.assert_array_equal(np.asarray(fused(y)), want)
+    assert int(np.asarray(fused(y))[3]) == 5
