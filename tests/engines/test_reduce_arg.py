@@ -77,3 +77,14 @@ def test_whole_array_and_fused_map(policy):
     want = [_expected(row, "argmin") for row in (-y * 2)]
     np.testing.assert_array_equal(np.asarray(fused(y)), want)
     assert int(np.asarray(fused(y))[3]) == 5
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16"])
+def test_columns_and_strided_rows(op, dtype):
+    """Down columns and along strided rows the engine keeps the one sequential pass: the same rule."""
+    x = _rows(dtype, 130, np.random.default_rng(3))
+    for view, axis in ((x, 0), (x[:, ::3], 1), (x.T[::2], 1)):
+        got = np.asarray(getattr(gp, op)(view, axis=axis))
+        rows = np.moveaxis(view, axis, -1)
+        np.testing.assert_array_equal(got, [_expected(row, op) for row in rows])

@@ -147,7 +147,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]
     if red.combine in ("argmax", "argmin"):
-        lines += _arg_lines(red, args)
+        lines += _arg_lines(red, args, rowwise)
     elif red.scan:
         lines += ["", "", "@_jit", f"def scan({args}, out, K, m0, m1):",
                   "    for m in range(m0, m1):",
@@ -184,9 +184,9 @@ def _native_lines(red: Reduction) -> list[str]:
             f"    rows(x{p.index}, out, K, 0, M, np.float64(K))"]
 
 
-def _arg_lines(red: Reduction, args: str) -> list[str]:
-    return ["", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
-            "    for m in range(m0, m1):", *arg_pass(red, args),
+def _arg_lines(red: Reduction, args: str, rowwise) -> list[str]:
+    return ["", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):", *arg_pass(red, args, rowwise),
+            "    for m in range(m0, m1):", *arg_pass(red, args, rowwise, in_loop=True),
             f"        av = elem({args}, m, 0)",
             "        ai = 0",
             "        for k in range(1, K):",
