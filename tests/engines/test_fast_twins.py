@@ -231,19 +231,32 @@ def _power_loop():
     return run
 
 
-def test_float32_power_of_two_and_of_anything_else():
-    # x ** 2 runs the product (the twin), any other exponent the entry point: blocks of both kinds
+def test_float32_power_of_small_and_other_exponents():
+    # y in 0, +-1, 2, 3, 4, 0.5 runs the first twin's exact operations; a block with any other
+    # exponent the keyed second twin (twins.SECOND_TWINS), and one it flags the entry point: blocks
+    # of all three kinds, and each exponent alone (a Python scalar: folded into the kernel)
     x = _inputs(6 * B + 5, (), op="sin") * np.float32(1e18)    # some squares overflow
     y = np.full(x.size, 2.0, np.float32)
     y[B + 7] = 0.5
+    y[2 * B:3 * B] = np.float32(3.0)
+    y[3 * B:4 * B:3] = np.float32(-1.0)
     y[4 * B:5 * B] = np.float32(-1.5)
+    y[5 * B:] = np.random.default_rng(3).standard_normal(x.size - 5 * B).astype(np.float32) * 3
     want = np.empty_like(x)
     _power_loop()(x, y, want)
     with np.errstate(all="ignore"):
         _same(gp.power(x, y), want)
-    _power_loop()(x, np.full(x.size, 2.0, np.float32), want)
-    with np.errstate(all="ignore"):
-        _same(gp.power(x, 2.0), want)
+    for e in (2.0, 0.5, 3.0, 4.0, -1.0, 1.0, 0.0, 2.5, -0.5):
+        _power_loop()(x, np.full(x.size, e, np.float32), want)
+        with np.errstate(all="ignore"):
+            _same(gp.power(x, e), want)
+            _same(gp.power(np.abs(x) * np.float32(1e-19), e), _entry_power(np.abs(x) * np.float32(1e-19), e))
+
+
+def _entry_power(x, e):
+    want = np.empty_like(x)
+    _power_loop()(x, np.full(x.size, e, np.float32), want)
+    return want
 
 
 def test_float64_power_of_two_is_the_product():

@@ -12,7 +12,7 @@ from ...core import dtypes as D
 from ...kernel import ir
 from ...kernel.math import _library  # noqa: F401 - fills the registry is_straight reads
 from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
-from ...kernel.math.twins import FAST_TWINS, KEYED, TIE_KEY_LIMIT
+from ...kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .cache import MATH_INTERLEAVE
 from .plain import MATH_CALL as _MATH_CALL, PLAIN as _PLAIN, plain_conversions as _plain_conversions
@@ -22,7 +22,7 @@ __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kern
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
            "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
 
-GENERATOR_VERSION = 12  # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 13  # part of every generated source: bump it to regenerate all kernels
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -128,16 +128,17 @@ def _inline_math(node, names):
     return f"{_NARROW[code][0]}({INTRINSIC_PREFIX}{NARROW_ROUNDING[code]}({wide}))"   # one rounding, then the float32 carrier
 
 
-def _twin_of(node, names):
-    """(twin, rare, operands) for a math step whose entry point has a fast twin (twins.FAST_TWINS):
-    a float32 call of a straight-line entry point, or a float64 helper call; None otherwise."""
+def _twin_of(node, names, table=FAST_TWINS):
+    """(twin, rare, operands) for a math step whose entry point has a fast twin in ``table``
+    (twins.FAST_TWINS, or SECOND_TWINS): a float32 call of a straight-line entry point, or a float64
+    helper call; None otherwise."""
     m = _MATH_CALL.fullmatch(node.expr) if isinstance(node, ir.Apply) else None
     if m is None or m.group(2) is not None:
         return None
     real = UNARY[m.group(1)][0] if m.group(1) in UNARY else BINARY.get(m.group(1))
     dtypes = {a.dtype for a in node.args}
     suffix = "f32" if dtypes == {D.float32} else "f64" if dtypes == {D.float64} else None
-    pair = FAST_TWINS.get(f"gpm_{real}_{suffix}")
+    pair = table.get(f"gpm_{real}_{suffix}")
     return None if pair is None else (*pair, ", ".join(names[a] for a in node.args))
 
 
@@ -147,11 +148,15 @@ def has_twins(kernel) -> bool:
     in blocks, the twins first (_twin_lines)."""
     if kernel.checks:
         return False
+    return _twinned(kernel, FAST_TWINS)
+
+
+def _twinned(kernel, table) -> bool:
     names = {n: f"v{k}" for k, n in enumerate(kernel.steps())} | {p: f"x{p.index}" for p in kernel.params}
-    return any(_twin_of(n, names) is not None for n in kernel.steps())
+    return any(_twin_of(n, names, table) is not None for n in kernel.steps())
 
 
-def let_lines(names, steps, indent: str, twins: bool = False) -> list[str]:
+def let_lines(names, steps, indent: str, twins: bool = False, table=FAST_TWINS) -> list[str]:
     """The statements of ir.lower's steps, one local each; a float32 or narrow call of a
     straight-line math function is one call of an intrinsic that writes the function's LLVM
     instructions into the loop (kernel/math/llvm_binding.py), so that Numba types and lowers one
@@ -160,7 +165,7 @@ def let_lines(names, steps, indent: str, twins: bool = False) -> list[str]:
     (tests/engines/test_inline_math.py, tests/kernel/math/test_llvm_binding.py)."""
     lines = []
     for name, node, value in steps:
-        twin = _twin_of(node, names) if twins else None
+        twin = _twin_of(node, names, table) if twins else None
         if twin is not None:
             fast, rare, operands = twin
             flag = f"{INTRINSIC_PREFIX}{rare}({operands})"
@@ -205,10 +210,11 @@ def _casts(kernel, round_trips):
     return cast
 
 
-def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twins: bool = False) -> list[str]:
+def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twins: bool = False,
+          table=FAST_TWINS) -> list[str]:
     """One element: every step of the DAG once, the store and the checks. ``src``/``dst``: the
     names of the input arrays (``src`` + parameter number) and the output; ``twins``: the math
-    calls with a fast twin call it (and flag their rare inputs in ``rare``)."""
+    calls with a fast twin in ``table`` call it (and flag their rare inputs in ``rare``)."""
     plain_params, plain_store, round_trips = _plain_conversions(kernel, ir.direct_store(kernel))
 
     def param(p):
@@ -220,7 +226,7 @@ def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twi
         return f"{_NARROW[p.dtype.code][0]}({elem})" if p.dtype.is_narrow_float else elem
 
     names, steps, direct = ir.lower(kernel, param, _casts(kernel, round_trips), _apply, _const)
-    lines = let_lines(names, steps, indent, twins)
+    lines = let_lines(names, steps, indent, twins, table)
     out = kernel.out
     if out.numpy is None:
         raise _no_cpu_storage(out)
@@ -341,7 +347,7 @@ def _buffered_lines(kernel, nd: int, params: str) -> list[str]:
     call = [f"b{p.index}[:m]" if not p.folded else f"s{p.index}" for p in kernel.params]
     call += ["bo[:m]"] + (["flags"] if kernel.checks else [])
     if has_twins(kernel):   # the stretch is one block of the twins' passes (the buffers share no memory)
-        lines += [f"{ind}    if twin_pass({', '.join(call)}):", f"{ind}        entry_pass({', '.join(call)})"]
+        lines += _passes(kernel, ", ".join(call), f"{ind}    ")
     else:
         lines += [f"{ind}    flat({', '.join(call)})"]
     lines += [f"{ind}    ro = out[{at}]",
@@ -403,13 +409,20 @@ def _twin_lines(kernel) -> list[str]:
     # for about 100 ms more of a first long call's compile (a fused GELU 470 -> 620 ms, once per
     # machine: the disk cache keeps it)
     return lines + ["        d = bo[:m] if alias else out[j:j + m]",
-                    f"        if twin_pass({args}, d):",
-                    f"            entry_pass({args}, d)",
+                    *_passes(kernel, f"{args}, d", "        "),
                     "        if alias:",
                     "            ro = out[j:j + m]",
                     "            for k in range(m):",
                     "                ro[k] = d[k]",
                     *_twin_pass_lines(kernel)]
+
+
+def _passes(kernel, call: str, ind: str) -> list[str]:
+    """A block through the twins' pass, and where it flagged an input, the second twins' pass if the
+    kernel has any (twins.SECOND_TWINS), and where that flagged one too, the entry points' pass."""
+    if not _twinned(kernel, SECOND_TWINS):
+        return [f"{ind}if twin_pass({call}):", f"{ind}    entry_pass({call})"]
+    return [f"{ind}if twin_pass({call}):", f"{ind}    if second_pass({call}):", f"{ind}        entry_pass({call})"]
 
 
 def _block_args(kernel) -> str:
@@ -425,6 +438,10 @@ def _twin_pass_lines(kernel) -> list[str]:
             "    rare = False", "    near = np.uint64(0xFFFFFFFFFFFFFFFF)", "    for k in range(d.shape[0]):",
             *_body(kernel, "k", " " * 8, src="y", dst="d", twins=True),
             f"    return rare or near <= {TIE_KEY_LIMIT}",
+            *(["", "", "@_jit", f"def second_pass({args}, d):", "    never_inline()",
+               "    rare = False", "    near = np.uint64(0xFFFFFFFFFFFFFFFF)", "    for k in range(d.shape[0]):",
+               *_body(kernel, "k", " " * 8, src="y", dst="d", twins=True, table=SECOND_TWINS),
+               f"    return rare or near <= {TIE_KEY_LIMIT}"] if _twinned(kernel, SECOND_TWINS) else []),
             "", "", "@_jit", f"def entry_pass({args}, d):", "    never_inline()", "    for k in range(d.shape[0]):",
             *_body(kernel, "k", " " * 8, src="y", dst="d")]
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from ._core import (gpm_dd_add, gpm_dd_mul, gpm_fast_two_sum, gpm_round_odd, gpm_scale2, gpm_scale2_dd, gpm_to_f32,
                     gpm_two_prod, gpm_two_sum)
-from ._dsl import INF, NAN, Table, as_f64, as_u64, copysign, f32, f64, fabs, floor, fma, helper, i64, public, select, u64
-from .exp_log import SQRT_HALF_BITS, gpm_exp_acc
+from ._dsl import (INF, NAN, NINF, Table, as_f32, as_f64, as_u64, copysign, f32, f64, fabs, floor, fma, helper, i64,
+                   public, select, sqrt, u32, u64)
+from .exp_log import SQRT_HALF_BITS, gpm_exp_acc, gpm_exp_wide_core
+from .fast32 import gpm_tie_key_bits
+from .log import gpm_ln_value
 
 LN2_HI = 0.6931471805592082        # 40 bits: e * LN2_HI exact
 LN2_LO = 7.371002565167799e-13
@@ -282,16 +285,71 @@ def gpm_power_f32(x: f32, y: f32) -> f32:
 
 
 @helper
-def gpm_power_sq_f32(x: f32, y: f32) -> f32:
-    """gpm_power_f32(x, 2): |x|^2 is exact in double and rounded once there (gpm_pow_int_dd), so it
-    is the float32 product x * x (overflow, subnormals and signed zeros alike); a NaN x is x. The
-    fast twin of x ** 2 (twins.py), where the entry point also computes exp(y log x)."""
-    return select(x != x, x, x * x)
+def gpm_power_small_f32(x: f32, y: f32) -> f32:
+    """gpm_power_f32(x, y) for y in {0, 1, -1, 2, 3, 4, 0.5} (gpm_power_not_small_f32 false), each the
+    correctly rounded value by correctly rounded operations: x, 1 / x, x * x, sqrt(x); x^3 and x^4
+    from the double x^2 (exact: 48 bits) times x or itself, that product's rounding error by an fma,
+    and the two rounded once to float32 through round-to-odd. The special values as the entry point
+    gives them (C99 F.9.4.4: (-0)^0.5 = +0, (-inf)^0.5 = +inf, a negative base's half power the
+    quiet NaN). The fast twin of x ** y for these y (twins.py), where the entry point computes
+    exp(y log x) in double-doubles and multiplies by squaring besides: 11-20 ns an element."""
+    d = f64(x)
+    s = d * d
+    p3 = s * d
+    p4 = s * s
+    cube = gpm_to_f32(gpm_round_odd(p3, fma(s, d, -p3)))
+    fourth = gpm_to_f32(gpm_round_odd(p4, fma(s, s, -p4)))
+    half = select(x == f32(0.0), f32(0.0), sqrt(x))
+    half = select(x < f32(0.0), select(x == f32(NINF), f32(INF), as_f32(u32(0x7FC00000))), half)
+    r = select(y == f32(4.0), fourth, half)
+    r = select(y == f32(3.0), cube, r)
+    r = select(y == f32(2.0), x * x, r)
+    r = select(y == f32(-1.0), f32(1.0) / x, r)
+    r = select(y == f32(1.0), x, r)
+    return select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, r))
 
 
 @helper
-def gpm_power_not_sq_f32(x: f32, y: f32) -> bool:
-    return not (y == f32(2.0))
+def gpm_power_not_small_f32(x: f32, y: f32) -> bool:
+    return not ((y == f32(0.0)) | (y == f32(1.0)) | (y == f32(-1.0)) | (y == f32(2.0)) | (y == f32(3.0))
+                | (y == f32(4.0)) | (y == f32(0.5)))
+
+
+@helper
+def gpm_power_short(dx: f64, dy: f64) -> f64:
+    """|x|^y to about 2^-42 relative for |x| positive finite and y finite, in double: exp(y log|x|)
+    with the float32 log's double (about 2^-51) and the float32 exp's (2^-50), the product's error
+    |y log x| 2^-50 at most 2^-43.1 where float32 neither overflows nor underflows (|y log x| <= 104).
+    The product is clamped to +-200 (float32 overflowed to inf, or is far below its least
+    subnormal); anything else (a zero, inf or NaN operand) gives some value gpm_pow_special replaces."""
+    ax = fabs(dx)
+    ok = (ax > 0.0) & (ax < INF) & (fabs(dy) < INF)
+    z = select(ok, dy * gpm_ln_value(select(ok, ax, 1.0)), 0.0)
+    return gpm_exp_wide_core(select(z > 200.0, 200.0, select(z < -200.0, -200.0, z)))
+
+
+@helper
+def gpm_power_fast_f32(x: f32, y: f32) -> f32:
+    """gpm_power_f32 wherever gpm_power_key_f32 is above TIE_KEY_LIMIT (the fast twin): the small
+    exponents' exact operations, any other exponent's gpm_power_short rounded once, with the entry
+    point's special values around it."""
+    dx = f64(x)
+    dy = f64(y)
+    r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_power_short(dx, dy)))
+    r = select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, select(y != y, y, r)))
+    return select(gpm_power_not_small_f32(x, y), r, gpm_power_small_f32(x, y))
+
+
+@helper
+def gpm_power_key_f32(x: f32, y: f32) -> u64:
+    """The rare key of gpm_power_fast_f32 (rare: at most TIE_KEY_LIMIT, fast32.py): the double of
+    gpm_power_short near a float32 tie, or in float32's subnormal range (2^-151 to 2^-126: rounded
+    on a coarser grid than the key places; below it, 0 is the correctly rounded result); never for
+    the small exponents."""
+    r = gpm_power_short(f64(x), f64(y))
+    subnormal = (r < 1.1754943508222875e-38) & (r >= 3.503246160812043e-46)
+    key = select(subnormal, u64(0), gpm_tie_key_bits(as_u64(r)))
+    return select(gpm_power_not_small_f32(x, y), key, u64(0xFFFFFFFFFFFFFFFF))
 
 
 @helper
