@@ -141,12 +141,13 @@ def tree_lines(red: Reduction, args: str, acc_np: str, ident: str, empty: str | 
         "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
         *_borrowing(red, args), "    out = borrowed(out)", *_scratch(acc_np),
         "    nl = (K + LEAF - 1) // LEAF",
-        "    for m in range(m0, m1):", *_minmax_pass(red, args),
+        *_along(red, rowwise, _logic(red)), "    for m in range(m0, m1):", *_minmax_pass(red, args),
+        *_logic_pass(red, args, "rows"),
         f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes) if nl else {empty or 'stack[0]'}, div)",
         "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
         *_borrowing(red, args), "    part = borrowed(part)", *_scratch(acc_np),
         "    nl = (K + LEAF - 1) // LEAF",
-        "    for c in range(c0, c1):",
+        *_along(red, rowwise, _logic(red)), "    for c in range(c0, c1):", *_logic_pass(red, args, "parts"),
         f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf, lanes)",
         "", "", "@_jit", "def merge(part, out, m, div):",
         f"    stack = scratch(STACK, {acc_np})",
@@ -202,8 +203,7 @@ def arg_pass(red: Reduction, args: str, rowwise=frozenset(), in_loop: bool = Fal
     if red.combine not in ("argmax", "argmin") or red.acc.kind not in "fiu":
         return []
     if not in_loop:
-        full = [f"x{p.index}" for p in red.params if not p.folded and p.index not in rowwise]
-        return [f"    along = {' and '.join(f'{x}.strides[1] == {x}.itemsize' for x in full) or 'True'}"]
+        return _along(red, rowwise)
     pick = "hi" if red.combine == "argmax" else "lo"
     value = f"elem({args}, m, k)"
 
@@ -232,3 +232,42 @@ def arg_pass(red: Reduction, args: str, rowwise=frozenset(), in_loop: bool = Fal
             f"                t = {as_float}({itype}({pick} ^ (({pick} >> {itype}({width - 1})) & {mask})))",
             *first(f"{value} == t", " " * 16),
             *first(f"{value} != {value}", " " * 12)]   # the first NaN
+
+
+def _along(red: Reduction, rowwise, wanted: bool = True) -> list[str]:
+    """``along``: whether every full operand's rows are contiguous (the vector passes' condition)."""
+    if not wanted:
+        return []
+    full = [f"x{p.index}" for p in red.params if not p.folded and p.index not in rowwise]
+    return [f"    along = {' and '.join(f'{x}.strides[1] == {x}.itemsize' for x in full) or 'True'}"]
+
+
+def _logic(red: Reduction) -> bool:
+    return red.combine in ("or", "and") and red.acc.kind == "b"
+
+
+# any / all: a row (or a chunk of one) in runs of _RUN elements, each an or that LLVM vectorizes;
+# a row stops at the first run that decides it (any: a True; all: a False), as NumPy's do. The
+# leaves' sequential pass took 0.48 ns an element (any of 10**7 zeros: 4.8 ms, NumPy 0.15; of random
+# bits 4.9 ms, NumPy 2 us). Or and and are exact: any split gives the same answer.
+_RUN = 4096
+
+
+def _logic_pass(red: Reduction, args: str, where: str) -> list[str]:
+    if not _logic(red):
+        return []
+    # (a bool or of bools: LLVM's or-reduction, 0.12 ms for 10**7; a uint8 one widened to int64 by
+    # Numba, 0.64 ms)
+    # (the index unsigned, as terms()'s: a signed one made the loads gathers, 6 ms for 10**7)
+    hit = f"elem({args}, m, np.uint64(k0 + j))"
+    hit = hit if red.combine == "or" else f"(not {hit})"
+    decided, undecided = ("True", "False") if red.combine == "or" else ("False", "True")
+    if where == "parts":   # chunk c of row m: its CHUNK leaves, no early stop (a thread's share)
+        return ["        if along:", "            k0 = c * CHUNK * LEAF", "            q = False",
+                "            for j in range(min(CHUNK * LEAF, K - k0)):", f"                q = q | {hit}",
+                f"            part[c] = {decided} if q else {undecided}", "            continue"]
+    return ["        if along:", f"            a = {undecided}",
+            f"            for k0 in range(0, K, {_RUN}):", "                q = False",
+            f"                for j in range(min({_RUN}, K - k0)):", f"                    q = q | {hit}",
+            "                if q:", f"                    a = {decided}", "                    break",
+            "            out[m] = fin(a, div)", "            continue"]
