@@ -20,7 +20,9 @@ Rows:
     torch.nn.functional.layer_norm. No goal: the issue names softmax; this row shows the other
     function it names.
   * ``reduce sum axis 0 of 4096x1024 float32`` (and var; sum over axis 1 of 32x512x256): reductions
-    over leading and middle axes (the CPU engine's columns), against NumPy and torch. No goal.
+    over leading and middle axes (the CPU engine's columns), against NumPy and torch; ``reduce argmax
+    axis 1 of 4096x1024 float32`` and ``reduce any of N=1e7 bool, all False`` (no element decides
+    before the end: NumPy's early stop gains nothing either). No goal.
   * ``reduce: one call, sum of 100 float32``: the time of one small call (the compiled dispatcher,
     dispatch/fastpath/reduce_op.c; ``gp.sum.__wrapped__``: the Python fast path) against np.sum.
 
@@ -310,15 +312,19 @@ def test_torch_layer_norm(benchmark):
 # --- over leading and middle axes -----------------------------------------------------------------
 
 _T3 = _rng.standard_normal((32, 512, 256)).astype(np.float32)
-_AXES = {   # group -> (array, axis): the reduced axes before the kept ones (columns, no copy)
+_ZEROS = np.zeros(10**7, np.bool_)
+_AXES = {   # group -> (array, axis): the reduced axes before the kept ones (columns, no copy); then
+    # argmax over rows and any of a row no element decides before its end (no goals)
     "reduce sum axis 0 of 4096x1024 float32": (ROWS, 0),
     "reduce var axis 0 of 4096x1024 float32": (ROWS, 0),
     "reduce sum axis 1 of 32x512x256 float32": (_T3, 1),
+    "reduce argmax axis 1 of 4096x1024 float32": (ROWS, 1),
+    "reduce any of N=1e7 bool, all False": (_ZEROS, None),
 }
 
 
 def _axes_fn(group, module):
-    return getattr(module, "var" if " var " in group else "sum")
+    return getattr(module, group.split()[1])
 
 
 @pytest.mark.parametrize("group", list(_AXES))
@@ -326,6 +332,7 @@ def test_gpupromote_axes(benchmark, group):
     x, axis = _AXES[group]
     got = _axes_fn(group, gp)(x, axis=axis)
     np.testing.assert_allclose(got, _axes_fn(group, np)(x.astype(np.float64), axis=axis), rtol=1e-4, atol=1e-4)
+    assert np.asarray(got).dtype.kind == np.asarray(_axes_fn(group, np)(x, axis=axis)).dtype.kind
     benchmark.group = group
     benchmark.extra_info["impl"] = "gpupromote"
     benchmark.pedantic(_axes_fn(group, gp), (x,), dict(axis=axis), **_ROUNDS)
@@ -344,7 +351,9 @@ def test_torch_axes(benchmark, group):
     torch = torch_one_thread()
     x, axis = _AXES[group]
     t = torch.from_numpy(x)
-    fn = (lambda: torch.var(t, dim=axis, correction=0)) if " var " in group else (lambda: torch.sum(t, dim=axis))
+    name = group.split()[1]
+    fn = {"var": lambda: torch.var(t, dim=axis, correction=0), "sum": lambda: torch.sum(t, dim=axis),
+          "argmax": lambda: torch.argmax(t, dim=axis), "any": lambda: torch.any(t)}[name]
     benchmark.group = group
     benchmark.extra_info["impl"] = "torch"
     benchmark.pedantic(fn, **_ROUNDS)
