@@ -101,11 +101,14 @@ def _leaf_lines(red: Reduction, args: str, ident: str, rowwise) -> tuple[list[st
         # LLVM reloaded exp's constants on every vector iteration. Its index is unsigned: k0 is
         # an argument there, so a signed k0 + j would be checked for wrapping around, lane by
         # lane, and the loads became gathers, 3x slower)
+        # A term that is the kept value itself, of the accumulator's type (softmax's exp), is folded
+        # from keep's row, where elem stored it: one store an element instead of two
+        kept_terms = fold is not None and red.kept is red.map.value and red.kept.dtype == red.acc
         value += ["            g = (l - l0) & (GROUP - 1)", "            if g == 0:",
                   f"                terms({args}, m, k0, (min(l + GROUP, l1, K // LEAF) - l) * LEAF, buf)",
-                  *buf_fold("g * LEAF")]
+                  *([f"            v = {fold}(keep[m], k0)"] if kept_terms else buf_fold("g * LEAF"))]
         lines += ["", "", "@_jit", f"def terms({args}, m, k0, n, buf):", "    for j in range(n):",
-                  f"        buf[j] = elem({args}, m, np.uint64(k0 + j))"]
+                  f"        {'' if kept_terms else 'buf[j] = '}elem({args}, m, np.uint64(k0 + j))"]
     else:   # the term is the element itself: read it in the lanes' loop
         value += lanes_fold(f"elem({args}, m, {{k}})", "k0")
     # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
