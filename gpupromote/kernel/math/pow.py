@@ -330,26 +330,25 @@ def gpm_power_short(dx: f64, dy: f64) -> f64:
 
 @helper
 def gpm_power_fast_f32(x: f32, y: f32) -> f32:
-    """gpm_power_f32 wherever gpm_power_key_f32 is above TIE_KEY_LIMIT (the fast twin): the small
-    exponents' exact operations, any other exponent's gpm_power_short rounded once, with the entry
-    point's special values around it."""
+    """gpm_power_f32 wherever gpm_power_key_f32 is above TIE_KEY_LIMIT (the second twin): for every
+    exponent, gpm_power_short rounded once, with the entry point's special values around it. (The
+    small exponents too: the engine reaches this pass only in a block where some exponent is not
+    small, and their correctly rounded results are this one's wherever the key does not flag; their
+    exact ties, as (1 + 2^-12)^2, it flags.)"""
     dx = f64(x)
     dy = f64(y)
     r = gpm_to_f32(gpm_pow_special(dx, dy, gpm_power_short(dx, dy)))
-    r = select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, select(y != y, y, r)))
-    return select(gpm_power_not_small_f32(x, y), r, gpm_power_small_f32(x, y))
+    return select((y == f32(0.0)) | (x == f32(1.0)), f32(1.0), select(x != x, x, select(y != y, y, r)))
 
 
 @helper
 def gpm_power_key_f32(x: f32, y: f32) -> u64:
     """The rare key of gpm_power_fast_f32 (rare: at most TIE_KEY_LIMIT, fast32.py): the double of
     gpm_power_short near a float32 tie, or in float32's subnormal range (2^-151 to 2^-126: rounded
-    on a coarser grid than the key places; below it, 0 is the correctly rounded result); never for
-    the small exponents."""
+    on a coarser grid than the key places; below it, 0 is the correctly rounded result)."""
     r = gpm_power_short(f64(x), f64(y))
     subnormal = (r < 1.1754943508222875e-38) & (r >= 3.503246160812043e-46)
-    key = select(subnormal, u64(0), gpm_tie_key_bits(as_u64(r)))
-    return select(gpm_power_not_small_f32(x, y), key, u64(0xFFFFFFFFFFFFFFFF))
+    return select(subnormal, u64(0), gpm_tie_key_bits(as_u64(r)))
 
 
 @helper
