@@ -161,6 +161,34 @@ def tree_lines(red: Reduction, args: str, acc_np: str, ident: str, empty: str | 
         "    out[m] = fin(tree_end(stack, top), div)"]
 
 
+def _extremes(red: Reduction, args: str, guard: str):
+    """The lines that give ``hi`` / ``lo``, the max and min of row m's elements (for floats, of an
+    order-preserving integer key of their bits, _KEYS), under ``if <guard>:``; the test that no
+    NaN was met (None for integers); and ``decode(v)``, the value of key v."""
+    if red.acc.kind in "iu":
+        key = decode = (lambda v: v)
+        no_nan = None
+    else:
+        width = 64 if red.acc.code == "f8" else 32
+        itype, as_int, as_float = _KEYS[width]
+        mask = f"{itype}({(1 << (width - 1)) - 1})"
+
+        # Note: the key is cast back to its width: Numba types int32 ^ int32 as int64, and the loop ran
+        # in 64-bit lanes, half the elements a vector (a 4096 x 1024 float32 row max: 0.47 ms)
+        def key(v):
+            return f"{itype}({as_int}({v}) ^ (({as_int}({v}) >> {itype}({width - 1})) & {mask}))"
+
+        def decode(v):
+            return f"{as_float}({itype}({v} ^ (({v} >> {itype}({width - 1})) & {mask})))"
+        pinf = 0x7FF0000000000000 if width == 64 else 0x7F800000
+        ninf = ((pinf | (1 << (width - 1))) ^ ((1 << (width - 1)) - 1)) - (1 << width)   # the key of -inf, signed
+        no_nan = f"(hi <= {itype}({pinf})) & (lo >= {itype}({ninf}))"
+    lines = [f"        if {guard}:", f"            hi = lo = {key(f'elem({args}, m, 0)')}",
+             "            for k in range(1, K):", f"                q = {key(f'elem({args}, m, k)')}",
+             "                hi = max(hi, q)", "                lo = min(lo, q)"]
+    return lines, no_nan, decode
+
+
 def _minmax_pass(red: Reduction, args: str) -> list[str]:
     """max / min of a row as one vectorizable pass: the integer max and min of the elements' keys
     (floats; the values themselves for integers). Equal to the sequential pass whenever the result
@@ -169,29 +197,11 @@ def _minmax_pass(red: Reduction, args: str) -> list[str]:
     if red.combine not in ("max", "min") or red.acc.kind not in "fiu":
         return []
     pick = "hi" if red.combine == "max" else "lo"
-    if red.acc.kind in "iu":
-        return ["        if K >= 2:", f"            hi = lo = elem({args}, m, 0)", "            for k in range(1, K):",
-                f"                q = elem({args}, m, k)", "                hi = max(hi, q)", "                lo = min(lo, q)",
-                f"            out[m] = fin({pick}, div)", "            continue"]
-    width = 64 if red.acc.code == "f8" else 32
-    itype, as_int, as_float = _KEYS[width]
-    mask = f"{itype}({(1 << (width - 1)) - 1})"
-
-    # Note: the key is cast back to its width: Numba types int32 ^ int32 as int64, and the loop ran
-    # in 64-bit lanes, half the elements a vector (a 4096 x 1024 float32 row max: 0.47 ms)
-    def key(v):
-        return f"{itype}({as_int}({v}) ^ (({as_int}({v}) >> {itype}({width - 1})) & {mask}))"
-    pinf = 0x7FF0000000000000 if width == 64 else 0x7F800000
-    ninf = (pinf | (1 << (width - 1))) ^ ((1 << (width - 1)) - 1)   # the key of -inf, as unsigned
-    ninf -= 1 << width                                             # ... as signed
-    return ["        if K >= 2:",
-            f"            hi = lo = {key(f'elem({args}, m, 0)')}",
-            "            for k in range(1, K):",
-            f"                q = {key(f'elem({args}, m, k)')}",
-            "                hi = max(hi, q)", "                lo = min(lo, q)",
-            f"            if (hi <= {itype}({pinf})) & (lo >= {itype}({ninf})) & ({pick} != 0) & ({pick} != -1):",
-            f"                out[m] = fin({as_float}({itype}({pick} ^ (({pick} >> {itype}({width - 1})) & {mask}))), div)",
-            "                continue"]
+    lines, no_nan, decode = _extremes(red, args, "K >= 2")
+    if no_nan is None:
+        return lines + [f"            out[m] = fin({pick}, div)", "            continue"]
+    return lines + [f"            if {no_nan} & ({pick} != 0) & ({pick} != -1):",
+                    f"                out[m] = fin({decode(pick)}, div)", "                continue"]
 
 
 def arg_pass(red: Reduction, args: str, rowwise=frozenset(), in_loop: bool = False) -> list[str]:
@@ -213,28 +223,14 @@ def arg_pass(red: Reduction, args: str, rowwise=frozenset(), in_loop: bool = Fal
     def first(hit, indent):
         return [f"{indent}for k in range(K):", f"{indent}    i = min(i, k if {hit} else K)", f"{indent}out[m] = i",
                 f"{indent}continue"]
-    if red.acc.kind in "iu":
-        return ["        if along and K >= 2:", f"            hi = lo = elem({args}, m, 0)", "            for k in range(1, K):",
-                f"                q = {value}", "                hi = max(hi, q)", "                lo = min(lo, q)",
-                "            i = K", *first(f"{value} == {pick}", " " * 12)]
-    width = 64 if red.acc.code == "f8" else 32
-    itype, as_int, as_float = _KEYS[width]
-    mask = f"{itype}({(1 << (width - 1)) - 1})"
-
-    def key(v):
-        return f"{itype}({as_int}({v}) ^ (({as_int}({v}) >> {itype}({width - 1})) & {mask}))"
-    pinf = 0x7FF0000000000000 if width == 64 else 0x7F800000
-    ninf = ((pinf | (1 << (width - 1))) ^ ((1 << (width - 1)) - 1)) - (1 << width)   # the key of -inf, signed
-    return ["        if along and K >= 2:",
-            f"            hi = lo = {key(f'elem({args}, m, 0)')}",
-            "            for k in range(1, K):",
-            f"                q = {key(value)}",
-            "                hi = max(hi, q)", "                lo = min(lo, q)",
-            "            i = K",
-            f"            if (hi <= {itype}({pinf})) & (lo >= {itype}({ninf})):   # no NaN: the first equal to the extreme",
-            f"                t = {as_float}({itype}({pick} ^ (({pick} >> {itype}({width - 1})) & {mask})))",
-            *first(f"{value} == t", " " * 16),
-            *first(f"{value} != {value}", " " * 12)]   # the first NaN
+    lines, no_nan, decode = _extremes(red, args, "along and K >= 2")
+    if no_nan is None:
+        return lines + ["            i = K", *first(f"{value} == {pick}", " " * 12)]
+    return lines + ["            i = K",
+                    f"            if {no_nan}:   # no NaN: the first equal to the extreme",
+                    f"                t = {decode(pick)}",
+                    *first(f"{value} == t", " " * 16),
+                    *first(f"{value} != {value}", " " * 12)]   # the first NaN
 
 
 def _along(red: Reduction, rowwise, wanted: bool = True) -> list[str]:
