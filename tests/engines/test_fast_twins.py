@@ -275,6 +275,35 @@ def test_float64_power_of_two_is_the_product():
         assert np.array_equal(want, x * x)
 
 
+def test_float64_power_blocks_of_every_kind():
+    # y == 2 runs the first twin (the product); a block with any other exponent the second twin
+    # (the entry point's core, straight-line), and a block where that flags a pair (a result that may
+    # be subnormal or overflow) the entry point: blocks of all three kinds, and scalar exponents
+    rng = np.random.default_rng(17)
+    x = np.abs(_float64_inputs())[: 6 * B + 5]
+    x = np.resize(x, 6 * B + 5) * rng.uniform(0.5, 2.0, 6 * B + 5)
+    y = np.full(x.size, 2.0)
+    y[B + 7] = 0.5
+    y[2 * B:3 * B] = rng.standard_normal(B) * 4
+    y[3 * B:4 * B] = rng.integers(-9, 9, B).astype(np.float64)
+    y[4 * B + 3] = -1500.0                                   # one rare pair in a block of others
+    y[5 * B:] = rng.standard_normal(x.size - 5 * B) * 3
+    x[3 * B:4 * B:5] *= -1.0                                  # negative bases, integer exponents
+    f = _F["gpm_power_f64"]
+
+    @njit(error_model="numpy")
+    def run(x, y, out):
+        for i in range(x.size):
+            out[i] = f(x[i], y[i])
+    want = np.empty_like(x)
+    run(x, y, want)
+    with np.errstate(all="ignore"):
+        _same(gp.power(x, y), want)
+        for e in (0.5, 3.0, -1.0, 2.5, -0.5, 1e-3, 700.0):
+            run(x, np.full(x.size, e), want)
+            _same(gp.power(x, e), want)
+
+
 @pytest.mark.parametrize("op", ["logaddexp", "arctan2"])
 def test_float64_binary_functions_written_inline_give_the_entry_points_bits(op):
     # straight-line now (the special cases selected): every pair of specials, random pairs, x == y

@@ -360,3 +360,23 @@ def gpm_power_sq_f64(x: f64, y: f64) -> f64:
 @helper
 def gpm_power_not_sq_f64(x: f64, y: f64) -> bool:
     return not (y == 2.0)
+
+
+@helper
+def gpm_power_fast_f64(x: f64, y: f64) -> f64:
+    """gpm_power_f64 wherever gpm_power_rare_f64 is false, straight-line (the second twin): the
+    entry point's own double-double core with its branches as selects (gpm_pow_special), the
+    scaling without gpm_scale2_dd's subnormal branch, which only a rare input takes."""
+    h, lo, k = gpm_pow_dd_any(x, y)
+    r = gpm_pow_special(x, y, gpm_scale2(h + lo, k))
+    return select(y == 2.0, gpm_power_sq_f64(x, y), r)
+
+
+@helper
+def gpm_power_rare_f64(x: f64, y: f64) -> bool:
+    """Where gpm_power_fast_f64 may differ from gpm_power_f64: |y| times a bound on |log2 |x||
+    above 1000 (the result may be subnormal: 2^k with k < -1021; or overflow, left to the entry
+    point as well), from x's exponent field alone (a subnormal x: 1075)."""
+    ex = i64((as_u64(x) >> u64(52)) & u64(2047))
+    lg = select(ex == i64(0), 1075.0, fabs(f64(ex - i64(1023))) + 1.0)
+    return fabs(y) * lg > 1000.0

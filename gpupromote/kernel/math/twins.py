@@ -46,6 +46,7 @@ FAST_TWINS = {
 # 0.1 ns an element; the second answers the others for 4 ns instead of the entry point's 11-20)
 SECOND_TWINS = {
     "gpm_power_f32":   ("gpm_power_fast_f32",    "gpm_power_key_f32"),      # pow.py: keyed
+    "gpm_power_f64":   ("gpm_power_fast_f64",    "gpm_power_rare_f64"),     # the entry's core, straight-line
 }
 
 # rare functions that return a key (a u64) instead of a bool: rare where the key is at most

@@ -79,7 +79,8 @@ def _differences(entry, twin, rare, x):
 
 # the exponents each power twin answers without a flag: float32 0, +-1, 2, 3, 4 and 0.5 (exact
 # operations; the second twin, keyed, answers the others: test_float32_power_second_twin_on_pairs);
-# float64 2 only
+# float64 2 only (the second twin, the entry point's core straight-line, the others:
+# test_float64_power_second_twin_on_pairs)
 POWER_TWIN_EXPONENTS = {"gpm_power_f32": (0.0, 1.0, -1.0, 2.0, 3.0, 4.0, 0.5), "gpm_power_f64": (2.0,)}
 
 
@@ -156,6 +157,37 @@ def test_float32_power_second_twin_on_pairs():
     bad, flagged = _power_run("gpm_power_f32", x, y, SECOND_TWINS)
     assert bad.size == 0, f"gpm_power_fast_f32 differs from gpm_power_f32 at (x, y) {bad[:6].tolist()}"
     assert flagged.mean() < 0.02, f"{flagged.mean():.4f} of the pairs flagged"
+
+
+def test_float64_power_second_twin_on_pairs():
+    """The float64 second twin (the entry point's core without its branches) on pairs: random bit
+    patterns, moderate bases with moderate, integer, half and huge exponents, negative bases with
+    integer and other exponents, powers of two up to the subnormal range, the special values against
+    everything, and pairs whose |y log2 x| lies on both sides of the rare bound (results near
+    2^-1021 and 2^1024); where rare is false, the entry point's bits. Ordinary pairs are not flagged."""
+    rng = np.random.default_rng(37)
+    n = SAMPLES
+    bits = rng.integers(0, 1 << 64, (2, n), dtype=np.uint64).view(np.float64)
+    base = np.concatenate([rng.standard_normal(n) * 3, rng.integers(-300, 300, n).astype(np.float64),
+                           rng.integers(1, 1 << 12, n) / 4096.0 + 1.0, np.ldexp(1.0, rng.integers(-1074, 1024, n)),
+                           np.exp(rng.uniform(-700, 700, n))])
+    expo = np.concatenate([rng.standard_normal(n) * 8, rng.integers(-70, 70, n).astype(np.float64),
+                           rng.integers(-40, 40, n) / 2.0, rng.uniform(-1100, 1100, n),
+                           1.0 / rng.integers(1, 9, n)])
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 2.0, -2.0, 3.0, 5e-324,
+                         2.2250738585072014e-308, 1.7976931348623157e308], np.float64)
+    sx, sy = np.meshgrid(specials, np.concatenate([specials, expo[:64]]))
+    # |y log2 x| around 1000 (the bound) and 1022 (the subnormal edge): y = t / log2 x
+    lx = np.exp(rng.uniform(-5, 5, n))
+    near = rng.choice(np.array([-1080.0, -1030.0, -1022.5, -1021.0, -1000.0, -999.0, 999.0, 1000.0, 1023.9, 1024.5]), n)
+    x = np.concatenate([bits[0], base, rng.permutation(base), sx.ravel(), specials.repeat(n // 16), lx])
+    y = np.concatenate([bits[1], expo, expo, sy.ravel(), np.resize(expo, specials.size * (n // 16)),
+                        near / np.log2(lx) * (1 + rng.uniform(-1e-3, 1e-3, n))])
+    bad, flagged = _power_run("gpm_power_f64", x, y, SECOND_TWINS)
+    assert bad.size == 0, f"gpm_power_fast_f64 differs from gpm_power_f64 at (x, y) {bad[:6].tolist()}"
+    ordinary = (np.abs(base[:n]) > 1e-3) & (np.abs(expo[:n]) < 20)
+    _, flagged = _power_run("gpm_power_f64", base[:n][ordinary], expo[:n][ordinary], SECOND_TWINS)
+    assert not flagged.any(), f"{flagged.sum()} ordinary pairs flagged"
 
 
 @pytest.mark.parametrize("entry", FAST_TWINS)
