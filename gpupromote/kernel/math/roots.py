@@ -13,6 +13,14 @@ G2 = -0.13357728824497445
 G3 = 0.023813125551178815
 G4 = -0.0022518229969739284
 G5 = 8.517344032461257e-05
+# v^(-1/3) ~ R(v) on [1, 8], 2^-8.2 relative (_coefficients.py RCBRT_G): the float32 path's first guess
+R0 = 1.4249029391057089
+R1 = -0.5942968951702433
+R2 = 0.20129135001335144
+R3 = -0.03772893380211622
+R4 = 0.0035719587438909537
+R5 = -0.00013329694456805214
+THIRD = 0.3333333333333333
 
 
 @helper
@@ -103,10 +111,41 @@ def gpm_cbrt_wide(x: f64) -> f64:
 
 
 @helper
+def gpm_rcbrt_step(v: f64, z: f64) -> f64:
+    """One Newton step for z = v^(-1/3), no division: z + z (1 - v z^3) / 3 (relative error e -> 2e^2)."""
+    e = fma(-v, z * z * z, 1.0)
+    return fma(z * e, THIRD, z)
+
+
+@helper
+def gpm_cbrt_f32_core(a: f64) -> tuple[f64, f64, i64]:
+    """gpm_cbrt_core without a division, for a = |x| of a float32 x (a normal double): Newton on the
+    reciprocal cube root z of v = m 2^(e mod 3) in [1, 8) (2^-8.2, then three steps: 2^-52), y = v z^2,
+    and the correction from the exact residual v - y^3 times z^2 / 3 (1 / (3 y^2))."""
+    u = as_u64(a)
+    e = i64(u >> u64(52)) - i64(1023)
+    m = as_f64((u & u64(0xFFFFFFFFFFFFF)) | u64(0x3FF0000000000000))
+    e3 = i64(floor((f64(e) + 0.5) * THIRD))       # floor(e / 3): e + 1/2 is never near a multiple of 3
+    v = m * gpm_pow2i(e - i64(3) * e3)
+    z = fma(v, fma(v, fma(v, fma(v, fma(v, R5, R4), R3), R2), R1), R0)
+    z = gpm_rcbrt_step(v, z)
+    z = gpm_rcbrt_step(v, z)
+    z = gpm_rcbrt_step(v, z)
+    z2 = z * z
+    y = v * z2
+    y2, y2l = gpm_two_prod(y, y)
+    y3, y3l = gpm_two_prod(y2, y)
+    y3l = fma(y2l, y, y3l)
+    r = (v - y3) - y3l
+    h, lo = gpm_fast_two_sum(y, r * z2 * THIRD)
+    return h, lo, e3
+
+
+@helper
 def gpm_cbrt_f32_raw(x: f32) -> f32:
     d = f64(x)
     special = (d != d) | (d == 0.0) | (fabs(d) == INF)
-    h, lo, e3 = gpm_cbrt_core(select(special, 1.0, fabs(d)))
+    h, lo, e3 = gpm_cbrt_f32_core(select(special, 1.0, fabs(d)))
     y = copysign(gpm_round_odd(h, lo) * gpm_pow2i(e3), d)
     return select(special, x, f32(y))
 
