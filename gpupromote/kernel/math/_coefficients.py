@@ -140,6 +140,8 @@ FITS = {
                    list(range(0, 10)), lambda z: z, ()),
     # cbrt(v) ~ C(v) on [1, 8]: a first guess for Newton (relative)
     "CBRT_G": (lambda v: mp.cbrt(v), 1, 8, list(range(0, 6)), lambda v: 1 / mp.cbrt(v), ()),
+    # v^(-1/3) ~ R(v) on [1, 8]: the float32 cbrt's first guess for the division-free Newton (relative)
+    "RCBRT_G": (lambda v: 1 / mp.cbrt(v), 1, 8, list(range(0, 6)), lambda v: mp.cbrt(v), ()),
     # erf(x) = x + x Q(x^2), |x| <= 0.84375 (absolute in Q)
     "ERF_Q_F64": (_safe(lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 1), 0, 0.7119, list(range(0, 14)), lambda z: 1,
                   ()),
