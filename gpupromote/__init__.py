@@ -1,10 +1,10 @@
 """gpupromote: the dtype promotion rules of NumPy, PyTorch, JAX, PaddlePaddle, TensorFlow,
 Ascend aclnn and the Array API, exactly, with fused elementwise kernels on GPU and CPU.
 
-Every public name is declared here, so that linters and IDEs see it; none shadows a Python
-builtin (gp.bool_ is the bool dtype; gp.maximum, gp.minimum, gp.absolute and gp.power are the
-ops some frameworks call max, min, abs and pow) except the reductions gp.sum, gp.max, gp.min,
-gp.any and gp.all, NumPy's and the Array API's names for them.
+Every public name is declared here, so that linters and IDEs see it. As in NumPy's namespace, a
+few shadow Python builtins there (never outside it): gp.abs, gp.round, gp.pow and the reductions
+gp.sum, gp.max, gp.min, gp.any and gp.all, NumPy's and the Array API's names (gp.bool_ is the bool
+dtype; the frameworks' elementwise max and min are gp.maximum and gp.minimum).
 
 ``import gpupromote`` imports neither Numba nor CuPy nor Dask: the engines load them with the first
 op that needs them, and ``gpupromote.dask`` is imported the first time the attribute is read."""
@@ -27,7 +27,7 @@ from .dispatch.functions import (
     floor, ceil, trunc, rint, sign, square, reciprocal, isnan, isinf, isfinite, signbit, logical_not,
     invert, conj, real, imag, angle, sub, mul, div, divide, atan2, eq, ne, lt, le, gt, ge, mod, floordiv,
     truediv, neg, bitwise_not, bitwise_invert, pos, asin, acos, atan, asinh, acosh, atanh, expit, conjugate,
-    fix, is_nan, is_inf, is_finite, around, clip, clamp, clip_by_value, astype,
+    fix, is_nan, is_inf, is_finite, abs, round, around, pow, clip, clamp, clip_by_value, astype,
     sum, prod, mean, var, std, max, min, any, all, argmax, argmin, cumsum, cumprod,
 )
 from .dispatch.fuse import fuse
@@ -92,7 +92,8 @@ __all__ = [
     "isinf", "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul",
     "div", "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg",
     "bitwise_not", "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit",
-    "conjugate", "fix", "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype",
+    "conjugate", "fix", "is_nan", "is_inf", "is_finite", "abs", "round", "around", "pow", "clip", "clamp",
+    "clip_by_value", "astype",
     "sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "argmax", "argmin", "cumsum", "cumprod",
     "compare", "Comparison",
 ]

@@ -1,7 +1,8 @@
 """The public op functions, one declared name each (gp.add, gp.where, ...), so that linters and
 IDEs see them. Each is opfunctions.make_op's function for the op; an alias is the same object as
-the op it names. Aliases that would shadow a Python builtin (max, min, abs, pow) are not
-declared: use gp.maximum, gp.minimum, gp.absolute, gp.power, gp.around (np.round).
+the op it names. NumPy's names abs, round and pow are declared as NumPy declares them (np.abs,
+np.round, np.pow: in numpy.__all__ too), so gp.abs(x) ports as written; the frameworks' elementwise
+max / min (torch.max(a, b)) are gp.maximum / gp.minimum, gp.max / gp.min being the reductions.
 """
 from __future__ import annotations
 
@@ -120,7 +121,12 @@ fix = trunc
 is_nan = isnan
 is_inf = isinf
 is_finite = isfinite
-around = _OP_FUNCTIONS["round"]   # np.round; not named round, which would shadow the builtin
+# Note: abs, round and pow shadow Python's builtins inside gpupromote's namespace only (gp.abs), as
+# np.abs, np.round and np.pow do; a user porting NumPy code writes them, and gp.sum / gp.max already did
+abs = absolute   # noqa: A001
+round = _OP_FUNCTIONS["round"]   # noqa: A001
+around = round
+pow = power   # noqa: A001
 clip = _OP_FUNCTIONS["clip"]
 clamp = clip
 clip_by_value = clip
@@ -155,16 +161,15 @@ __all__ = [
     "isfinite", "signbit", "logical_not", "invert", "conj", "real", "imag", "angle", "sub", "mul", "div",
     "divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "mod", "floordiv", "truediv", "neg", "bitwise_not",
     "bitwise_invert", "pos", "asin", "acos", "atan", "asinh", "acosh", "atanh", "expit", "conjugate", "fix",
-    "is_nan", "is_inf", "is_finite", "around", "clip", "clamp", "clip_by_value", "astype",
+    "is_nan", "is_inf", "is_finite", "abs", "round", "around", "pow", "clip", "clamp", "clip_by_value", "astype",
     *REDUCTION_NAMES,
 ]
 
 # why: an op added to core/ops.py without its line here would be missing from gp; fail at import instead
 _declared = set(__all__)
-_expected = {n for n in (*OPS, *UNARY_OPS, "clip", "astype", *(a for a, t in ALIASES.items() if t in _OP_FUNCTIONS))
-             if not hasattr(builtins, n)} | set(REDUCTION_OPS)
+_expected = {*OPS, *UNARY_OPS, "clip", "astype", *(a for a, t in ALIASES.items() if t in _OP_FUNCTIONS), *REDUCTION_OPS}
 if _declared != _expected or set(REDUCTION_NAMES) != set(REDUCTION_OPS) or builtins.any(
-        globals().get(name) is not (_REDUCTIONS[name] if name in REDUCTION_OPS else _OP_FUNCTIONS[name])
+        globals().get(name) is not (_REDUCTIONS[name] if name in REDUCTION_OPS else _OP_FUNCTIONS[ALIASES.get(name, name)])
         for name in __all__):
     raise ImportError(f"gpupromote/dispatch/functions.py declares {sorted(_declared ^ _expected)} wrongly: one line per op "
-                      f"and per alias that shadows no builtin")
+                      f"and per alias")
