@@ -28,6 +28,7 @@ from ..promotion.limits import INT_RANGES
 from ..core.ops import ALIASES, OPS, UNARY_OPS
 from .array import Array
 from .astype import make_astype
+from .rounding import with_decimals
 from .host_arrays import as_host_array, forms_agree, host_storages
 from .operands import SCALAR_TYPES, is_dask, is_device, lazy
 from ..promotion.policies import get_policy
@@ -218,6 +219,8 @@ def make_op(name: str):
         fn.__doc__ = (f"{name}(x, *, policy=None, out=None, dtype=None, casting=None, where=True): elementwise "
                       f"`{op.expr}`, of the dtype `policy` gives it (gp.result_type(x, op={name!r}); default: the "
                       f"current policy).{_KEYWORDS_DOC}")
+        if name == "round":   # np.round(x, decimals): NumPy's composition of multiply, rint, divide
+            fn = with_decimals(fn, lambda: OP_FUNCTIONS)
     elif op.arity == 2:
         def fn(a, b, /, *, policy=None, out=None, dtype=None, casting=None, where=True, sanitize=None):
             if sanitize is not None:
