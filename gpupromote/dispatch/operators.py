@@ -1,5 +1,6 @@
 """gp.Array's operators: + - * / // % ** == != < <= > >= & | ^ << >> (reflected and in-place),
-and -x, abs(x), ~x, as the gp ops.
+and -x, abs(x), ~x, as the gp ops; NumPy's methods of the functions (x.round(), x.clip(),
+x.conj(), x.real, ...).
 
 They run under the *current* policy (gp.set_policy / gp.use_policy), not the policy active when
 the array was made: an Array is data, the policy is how a computation promotes. In-place
@@ -31,6 +32,7 @@ from . import foreign as interop
 from .api import CURRENT_POLICY
 from .array import Array
 from .opfunctions import OP_FUNCTIONS, call
+from .fuse_stages import Staged
 from .traced import Traced
 from ..core.kinds import Form, StoreRule
 from ..core.ops import PYTHON_OPERATORS
@@ -106,6 +108,24 @@ for _dunder, _op in UNARY_OPERATORS.items():
 Array.__pos__ = lambda self: self
 Array.astype = lambda self, dtype, *, policy=None, casting="unsafe": OP_FUNCTIONS["astype"](
     self, dtype, policy=policy, casting=casting)   # gp.astype
+
+
+def _ndarray_methods(fns):
+    """NumPy's ndarray methods and properties of the functions: x.round(2), x.clip(0, 6), x.conj(),
+    x.conjugate(), x.real, x.imag (the gp functions under the current policy). (No __round__: Python's
+    round() of an ndarray raises in NumPy too.)"""
+    return {"round": lambda self, decimals=0, *, policy=None, out=None: fns["round"](self, decimals, policy=policy,
+                                                                                      out=out),
+            "clip": lambda self, min=None, max=None, *, policy=None, out=None: fns["clip"](self, min, max, policy=policy,
+                                                                                             out=out),
+            "conj": lambda self: fns["conj"](self), "conjugate": lambda self: fns["conj"](self),
+            "real": property(lambda self: fns["real"](self)), "imag": property(lambda self: fns["imag"](self))}
+
+
+# on Arrays and on gp.fuse's traced and staged values alike (the functions record a traced operand)
+for _cls in (Array, Traced, Staged):
+    for _name, _method in _ndarray_methods(OP_FUNCTIONS).items():
+        setattr(_cls, _name, _method)
 
 
 # ---------------------------------------------------------------------------------------------

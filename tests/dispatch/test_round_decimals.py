@@ -1,7 +1,8 @@
 """gp.round(x, decimals) is np.round(x, decimals) bit for bit under the numpy policy (NumPy's own
 composition: multiply by 10**d, rint, divide; each step stored in x's dtype or out's), on every real
 dtype and decimals from -6 to 8, into out= too and inside gp.fuse; the other policies and complex
-input refuse it with the explicit form to write instead."""
+input refuse it with the explicit form to write instead. NumPy's methods of these functions (x.round(),
+x.clip(), x.conj(), x.real, x.imag) on gp.Array and inside gp.fuse."""
 import warnings
 
 import ml_dtypes
@@ -76,3 +77,31 @@ def test_refusals_say_what_to_do():
         gp.round(np.int32([123]), -1, out=np.empty(1, np.int32), policy="numpy")
     with pytest.raises(TypeError):
         gp.round(np.float32([1.25]), 1.5, policy="numpy")     # decimals is an integer, as in NumPy
+
+
+# --- NumPy's ndarray methods of the functions, on gp.Array and inside gp.fuse ---------------------
+
+METHODS = [("x.round(1)", lambda a: a.round(1)), ("x.round()", lambda a: a.round()), ("x.clip(0, 2)", lambda a: a.clip(0, 2)),
+           ("x.clip(max=1)", lambda a: a.clip(max=1)), ("x.conj()", lambda a: a.conj()),
+           ("x.conjugate()", lambda a: a.conjugate()), ("x.real", lambda a: a.real), ("x.imag", lambda a: a.imag)]
+
+
+@pytest.mark.parametrize("text, method", METHODS, ids=[t for t, _ in METHODS])
+@pytest.mark.parametrize("dt", [np.float32, np.complex64, np.int16], ids=lambda d: np.dtype(d).name)
+def test_array_methods_are_numpys(text, method, dt):
+    x = (np.array([1.25, -2.5, 3.75, 0.5, 2.5]) * (1 + 1j if np.dtype(dt).kind == "c" else 1)).astype(dt)
+    if np.dtype(dt).kind == "c" and ("round(1)" in text or "clip" in text):
+        return   # (gp.round(x, 1) of complex refuses, test_refusals_say_what_to_do; NumPy's clip of complex is deprecated)
+    with gp.use_policy("numpy"):
+        got = method(gp.asarray(x))
+        assert isinstance(got, gp.Array), text
+        _same(got.numpy(), np.ascontiguousarray(method(x)))
+
+
+def test_methods_inside_fuse_are_the_eager_calls():
+    x = _values(np.float32)[:4000]
+    chain = gp.fuse(lambda v: (v * 2).clip(0, 6).round(1) + v.real)
+    staged = gp.fuse(lambda v: (v - gp.max(v)).clip(-1, 0).round(2))
+    with np.errstate(all="ignore"):
+        _same(chain(x), gp.add(gp.round(gp.clip(gp.multiply(x, 2), 0, 6), 1), x))
+        _same(staged(x), gp.round(gp.clip(gp.subtract(x, gp.max(x)), -1, 0), 2))
