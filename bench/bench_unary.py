@@ -10,9 +10,9 @@ Rows, N = 10**7:
   * ``unary <fn> N=1e7 float32 out= (no allocation)``: exp, log and tanh into a preallocated
     output, gp against NumPy: the kernels alone (the rows above count gpupromote's pooled output
     against NumPy's fresh allocation).
-  * ``power x ** <y> N=1e7 float32``: gp.power(x, y) for a Python float y (0.5 and 3: exact
-    operations; 2.5: exp(y log x) in double, rounded once, checked near ties) against np.power and
-    torch.pow. No goal.
+  * ``power x ** <y> N=1e7 <dtype>``: gp.power(x, y) for a Python float y (float32 0.5 and 3: exact
+    operations; 2.5: exp(y log x) in double, rounded once, checked near ties; float64 2.5: the entry
+    point's double-double core) against np.power and torch.pow. No goal.
   * ``gelu tanh N=1e7 <dtype>``: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) fused into one
     kernel, against the same expression in eager NumPy, numexpr (float32) and
     torch.nn.functional.gelu(approximate="tanh").
@@ -134,39 +134,41 @@ def test_torch_unary(benchmark, fn, dtype):
 
 
 # --- power by a Python scalar ------------------------------------------------------------------
-# float32 x ** y, y a Python float: 0.5 and 3 take the first fast twin's exact operations, 2.5 the
-# keyed second twin (kernel/math/twins.py); against NumPy's power loop and torch.pow. No goal.
-POWERS = [0.5, 3.0, 2.5]
+# x ** y, y a Python float: float32 0.5 and 3 take the first fast twin's exact operations, 2.5 the
+# keyed second twin; float64 2.5 its second twin, the entry point's double-double core
+# straight-line (kernel/math/twins.py); against NumPy's power loop and torch.pow. No goal.
+POWERS = [("float32", 0.5), ("float32", 3.0), ("float32", 2.5), ("float64", 2.5)]
+_POWER_IDS = [f"{dt}-{y}" for dt, y in POWERS]
 
 
-def _power_group(y):
-    return f"power x ** {y} N=1e7 float32"
+def _power_group(dtype, y):
+    return f"power x ** {y} N=1e7 {dtype}"
 
 
-@pytest.mark.parametrize("y", POWERS)
-def test_gpupromote_power(benchmark, y):
-    x = POSITIVE["float32"]
-    got, want = gp.power(x, y), np.power(x, np.float32(y))
-    assert got.dtype == want.dtype and np.allclose(got, want, rtol=1e-6)
-    benchmark.group = _power_group(y)
+@pytest.mark.parametrize("dtype, y", POWERS, ids=_POWER_IDS)
+def test_gpupromote_power(benchmark, dtype, y):
+    x = POSITIVE[dtype]
+    got, want = gp.power(x, y), np.power(x, x.dtype.type(y))
+    assert got.dtype == want.dtype and np.allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-14)
+    benchmark.group = _power_group(dtype, y)
     benchmark.extra_info.update(impl="gpupromote", bytes=2 * x.nbytes)
     benchmark.pedantic(gp.power, (x, y), **_ROUNDS)
 
 
-@pytest.mark.parametrize("y", POWERS)
-def test_numpy_power(benchmark, y):
-    x = POSITIVE["float32"]
-    benchmark.group = _power_group(y)
+@pytest.mark.parametrize("dtype, y", POWERS, ids=_POWER_IDS)
+def test_numpy_power(benchmark, dtype, y):
+    x = POSITIVE[dtype]
+    benchmark.group = _power_group(dtype, y)
     benchmark.extra_info.update(impl="numpy", bytes=2 * x.nbytes)
-    benchmark.pedantic(np.power, (x, np.float32(y)), **_ROUNDS)
+    benchmark.pedantic(np.power, (x, x.dtype.type(y)), **_ROUNDS)
 
 
-@pytest.mark.parametrize("y", POWERS)
-def test_torch_power(benchmark, y):
+@pytest.mark.parametrize("dtype, y", POWERS, ids=_POWER_IDS)
+def test_torch_power(benchmark, dtype, y):
     torch = torch_one_thread()
-    t = as_torch(torch, POSITIVE["float32"])
-    benchmark.group = _power_group(y)
-    benchmark.extra_info.update(impl="torch", bytes=2 * t.numel() * 4)
+    t = as_torch(torch, POSITIVE[dtype])
+    benchmark.group = _power_group(dtype, y)
+    benchmark.extra_info.update(impl="torch", bytes=2 * POSITIVE[dtype].nbytes)
     benchmark.pedantic(torch.pow, (t, y), **_ROUNDS)
 
 
