@@ -23,6 +23,7 @@ import operator
 from ..core import dtypes as D
 from ..core.errors import PromotionError
 from . import sanitize as _sanitize
+from .api import describe, get_policy_name, result_type
 
 __all__ = ["round_decimals", "with_decimals"]
 
@@ -58,7 +59,6 @@ def with_decimals(unary, functions):
 def round_decimals(fns, x, decimals, policy, out):
     """np.round(x, decimals) under ``policy`` (the numpy policy; decimals != 0) with the public op
     functions ``fns`` (opfunctions.OP_FUNCTIONS)."""
-    from .api import describe, get_policy_name, result_type
     d = operator.index(decimals)
     name = policy or get_policy_name()
     dtype = result_type(x, op="round", policy=name)
