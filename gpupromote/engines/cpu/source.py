@@ -12,7 +12,7 @@ from ...core import dtypes as D
 from ...kernel import ir
 from ...kernel.math import _library  # noqa: F401 - fills the registry is_straight reads
 from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
-from ...kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT
+from ...kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT, TOGETHER
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .cache import MATH_INTERLEAVE
 from .plain import MATH_CALL as _MATH_CALL, PLAIN as _PLAIN, plain_conversions as _plain_conversions
@@ -22,7 +22,7 @@ __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kern
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
            "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
 
-GENERATOR_VERSION = 13  # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 14  # part of every generated source: bump it to regenerate all kernels
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -166,7 +166,11 @@ def let_lines(names, steps, indent: str, twins: bool = False, table=FAST_TWINS) 
     lines = []
     for name, node, value in steps:
         twin = _twin_of(node, names, table) if twins else None
-        if twin is not None:
+        if twin is not None and twin[1] in TOGETHER:   # the value and its key from one call
+            lines.append(f"{indent}{name}, key = {INTRINSIC_PREFIX}{TOGETHER[twin[1]]}({twin[2]})")
+            lines.append(f"{indent}near = min(near, key)")
+            math = name
+        elif twin is not None:
             fast, rare, operands = twin
             flag = f"{INTRINSIC_PREFIX}{rare}({operands})"
             lines.append(f"{indent}near = min(near, {flag})" if rare in KEYED else f"{indent}rare |= {flag}")

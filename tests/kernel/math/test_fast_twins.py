@@ -17,7 +17,7 @@ import pytest
 from numba import njit
 
 from gpupromote.kernel.math import numba_functions
-from gpupromote.kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT
+from gpupromote.kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT, TOGETHER
 
 from ._harness import intrinsic_for
 from ._inputs import SAMPLES
@@ -157,6 +157,30 @@ def test_float32_power_second_twin_on_pairs():
     bad, flagged = _power_run("gpm_power_f32", x, y, SECOND_TWINS)
     assert bad.size == 0, f"gpm_power_fast_f32 differs from gpm_power_f32 at (x, y) {bad[:6].tolist()}"
     assert flagged.mean() < 0.02, f"{flagged.mean():.4f} of the pairs flagged"
+
+
+@pytest.mark.parametrize("key", TOGETHER)
+def test_value_and_key_together_are_the_twin_and_its_key(key):
+    """A keyed twin's combined function (twins.TOGETHER: what the engine's pass calls) returns the
+    twin's bits and the key's, pair for pair: random bit patterns, moderate values, the specials."""
+    both = TOGETHER[key]
+    twin = next(t for table in (FAST_TWINS, SECOND_TWINS) for t, k in table.values() if k == key)
+    f, k, b = intrinsic_for(twin), intrinsic_for(key), intrinsic_for(both)
+    rng = np.random.default_rng(41)
+    x = np.concatenate([rng.integers(0, 1 << 32, SAMPLES, dtype=np.uint64).astype(np.uint32).view(np.float32),
+                        (rng.standard_normal(SAMPLES) * 3).astype(np.float32),
+                        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0], np.float32)])
+    y = np.roll(x, 7)
+
+    @njit(error_model="numpy")
+    def run(x, y, v, kv, v2, kv2):
+        for i in range(x.size):
+            v[i], kv[i] = f(x[i], y[i]), k(x[i], y[i])
+            v2[i], kv2[i] = b(x[i], y[i])
+    v, v2 = np.empty_like(x), np.empty_like(x)
+    kv, kv2 = np.empty(x.size, np.uint64), np.empty(x.size, np.uint64)
+    run(x, y, v, kv, v2, kv2)
+    assert np.array_equal(v.view(np.uint32), v2.view(np.uint32)) and np.array_equal(kv, kv2)
 
 
 def test_float64_power_second_twin_on_pairs():
