@@ -11,9 +11,12 @@ rounded to bfloat16); gp.round casts those steps back too. ``_power_of_ten`` is 
 10**8, then multiplications by ten, each rounded), so 10**d is the same double for every d.
 
 Note: only the numpy policy has it. torch.round(x, decimals=d) computes float16 and bfloat16 in
-float32 (its opmath type) and JAX multiplies by 10**d for d < 0 where NumPy divides, so those
-policies refuse decimals != 0 with the explicit form to write instead, rather than answer with
-NumPy's bits under another framework's name.
+float32 (its opmath type); jnp.round multiplies by 10**d for d < 0 where NumPy divides, rounds
+float16 through float32, and XLA (CPU, jax 0.10) turns its division by 10**d into a multiplication
+by the float32 reciprocal (200,000 float32 values, decimals 1, 2, 3: 24,608, 41,708 and 94,350
+differ from np.round; 0 from rint(x * 10**d) * (1 / 10**d)), a compiler's choice gpupromote does not
+copy. So those policies refuse decimals != 0 with the explicit form to write instead, rather than
+answer with NumPy's bits under another framework's name.
 """
 from __future__ import annotations
 
