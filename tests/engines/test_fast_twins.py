@@ -221,8 +221,9 @@ def test_float64_kernels_give_the_entry_points_bits(op):
 
 
 @functools.lru_cache(maxsize=None)
-def _power_loop():
-    f = _F["gpm_power_f32"]
+def _pair_loop(name="gpm_power_f32"):
+    """A binary entry point alone, pair by pair (no twin): the reference."""
+    f = _F[name]
 
     @njit(error_model="numpy")
     def run(x, y, out):
@@ -243,11 +244,11 @@ def test_float32_power_of_small_and_other_exponents():
     y[4 * B:5 * B] = np.float32(-1.5)
     y[5 * B:] = np.random.default_rng(3).standard_normal(x.size - 5 * B).astype(np.float32) * 3
     want = np.empty_like(x)
-    _power_loop()(x, y, want)
+    _pair_loop()(x, y, want)
     with np.errstate(all="ignore"):
         _same(gp.power(x, y), want)
     for e in (2.0, 0.5, 3.0, 4.0, -1.0, 1.0, 0.0, 2.5, -0.5):
-        _power_loop()(x, np.full(x.size, e, np.float32), want)
+        _pair_loop()(x, np.full(x.size, e, np.float32), want)
         with np.errstate(all="ignore"):
             _same(gp.power(x, e), want)
             _same(gp.power(np.abs(x) * np.float32(1e-19), e), _entry_power(np.abs(x) * np.float32(1e-19), e))
@@ -255,21 +256,15 @@ def test_float32_power_of_small_and_other_exponents():
 
 def _entry_power(x, e):
     want = np.empty_like(x)
-    _power_loop()(x, np.full(x.size, e, np.float32), want)
+    _pair_loop()(x, np.full(x.size, e, np.float32), want)
     return want
 
 
 def test_float64_power_of_two_is_the_product():
     x = _inputs(3 * B + 5, (), op="exp") * 1e150     # some squares overflow, some underflow below
     x[::7] *= 1e-300
-    f = _F["gpm_power_f64"]
-
-    @njit(error_model="numpy")
-    def run(x, out):
-        for i in range(x.size):
-            out[i] = f(x[i], 2.0)
     want = np.empty_like(x)
-    run(x, want)
+    _pair_loop("gpm_power_f64")(x, np.full(x.size, 2.0), want)
     with np.errstate(all="ignore"):
         _same(gp.power(x, 2.0), want)
         assert np.array_equal(want, x * x)
@@ -289,12 +284,7 @@ def test_float64_power_blocks_of_every_kind():
     y[4 * B + 3] = -1500.0                                   # one rare pair in a block of others
     y[5 * B:] = rng.standard_normal(x.size - 5 * B) * 3
     x[3 * B:4 * B:5] *= -1.0                                  # negative bases, integer exponents
-    f = _F["gpm_power_f64"]
-
-    @njit(error_model="numpy")
-    def run(x, y, out):
-        for i in range(x.size):
-            out[i] = f(x[i], y[i])
+    run = _pair_loop("gpm_power_f64")
     want = np.empty_like(x)
     run(x, y, want)
     with np.errstate(all="ignore"):
@@ -312,14 +302,8 @@ def test_float64_binary_functions_written_inline_give_the_entry_points_bits(op):
     gx, gy = (g.ravel() for g in np.meshgrid(sp, sp))
     x = np.concatenate([gx, _float64_inputs(), np.linspace(-30, 30, 999)])
     y = np.concatenate([gy, np.roll(_float64_inputs(seed=14), 3), np.linspace(-30, 30, 999)])
-    f = _F[f"gpm_{op}_f64"]
-
-    @njit(error_model="numpy")
-    def run(x, y, out):
-        for i in range(x.size):
-            out[i] = f(x[i], y[i])
     want = np.empty_like(x)
-    run(x, y, want)
+    _pair_loop(f"gpm_{op}_f64")(x, y, want)
     text = cpu_source.source(ir.from_plan(plan_for(op, [x, y], policy="numpy")))
     helper = {"logaddexp": "gp_logaddexp(", "arctan2": "gp_atan2("}[op]
     assert helper not in text.split('Do not edit."""')[1]     # (the docstring lists the IR)

@@ -72,22 +72,34 @@ def gpm_rsqrt_f32_raw(x: f32) -> f32:
 
 
 @helper
-def gpm_cbrt_core(a: f64) -> tuple[f64, f64, i64]:
-    """cbrt(a) = (h + l) 2^e3 for a positive normal: Newton on v = m 2^(e mod 3) in [1, 8),
-    then a correction from the exact residual v - y^3."""
+def gpm_cbrt_split(a: f64) -> tuple[f64, i64]:
+    """(v, e3) with a = v 2^(3 e3), v = m 2^(e mod 3) in [1, 8), for a positive normal a."""
     u = as_u64(a)
     e = i64(u >> u64(52)) - i64(1023)
     m = as_f64((u & u64(0xFFFFFFFFFFFFF)) | u64(0x3FF0000000000000))
-    e3 = i64(floor(f64(e) / 3.0))
-    v = m * gpm_pow2i(e - i64(3) * e3)
+    e3 = i64(floor((f64(e) + 0.5) * THIRD))       # floor(e / 3): e + 1/2 is never near a multiple of 3
+    return m * gpm_pow2i(e - i64(3) * e3), e3
+
+
+@helper
+def gpm_cube_residual(v: f64, y: f64) -> tuple[f64, f64]:
+    """(y^2 rounded, v - y^3) for y near cbrt(v): the residual from y^3 as an exact double-double."""
+    y2, y2l = gpm_two_prod(y, y)
+    y3, y3l = gpm_two_prod(y2, y)
+    y3l = fma(y2l, y, y3l)
+    return y2, (v - y3) - y3l
+
+
+@helper
+def gpm_cbrt_core(a: f64) -> tuple[f64, f64, i64]:
+    """cbrt(a) = (h + l) 2^e3 for a positive normal: Newton on v = m 2^(e mod 3) in [1, 8),
+    then a correction from the exact residual v - y^3."""
+    v, e3 = gpm_cbrt_split(a)
     y = fma(v, fma(v, fma(v, fma(v, fma(v, G5, G4), G3), G2), G1), G0)
     y = y - (y * y * y - v) / (3.0 * y * y)
     y = y - (y * y * y - v) / (3.0 * y * y)
     y = y - (y * y * y - v) / (3.0 * y * y)
-    y2, y2l = gpm_two_prod(y, y)
-    y3, y3l = gpm_two_prod(y2, y)
-    y3l = fma(y2l, y, y3l)
-    r = (v - y3) - y3l
+    y2, r = gpm_cube_residual(v, y)
     h, lo = gpm_fast_two_sum(y, r / (3.0 * y2))
     return h, lo, e3
 
@@ -122,21 +134,14 @@ def gpm_cbrt_f32_core(a: f64) -> tuple[f64, f64, i64]:
     """gpm_cbrt_core without a division, for a = |x| of a float32 x (a normal double): Newton on the
     reciprocal cube root z of v = m 2^(e mod 3) in [1, 8) (2^-8.2, then three steps: 2^-52), y = v z^2,
     and the correction from the exact residual v - y^3 times z^2 / 3 (1 / (3 y^2))."""
-    u = as_u64(a)
-    e = i64(u >> u64(52)) - i64(1023)
-    m = as_f64((u & u64(0xFFFFFFFFFFFFF)) | u64(0x3FF0000000000000))
-    e3 = i64(floor((f64(e) + 0.5) * THIRD))       # floor(e / 3): e + 1/2 is never near a multiple of 3
-    v = m * gpm_pow2i(e - i64(3) * e3)
+    v, e3 = gpm_cbrt_split(a)
     z = fma(v, fma(v, fma(v, fma(v, fma(v, R5, R4), R3), R2), R1), R0)
     z = gpm_rcbrt_step(v, z)
     z = gpm_rcbrt_step(v, z)
     z = gpm_rcbrt_step(v, z)
     z2 = z * z
     y = v * z2
-    y2, y2l = gpm_two_prod(y, y)
-    y3, y3l = gpm_two_prod(y2, y)
-    y3l = fma(y2l, y, y3l)
-    r = (v - y3) - y3l
+    _, r = gpm_cube_residual(v, y)
     h, lo = gpm_fast_two_sum(y, r * z2 * THIRD)
     return h, lo, e3
 
