@@ -53,9 +53,9 @@ def with_decimals(unary, functions):
             raise TypeError("gp.round: decimals= with dtype=, casting= or where=: convert x first (gp.astype)")
         with _sanitize.for_call(sanitize) if sanitize is not None else contextlib.nullcontext():
             return round_decimals(functions(), x, decimals, policy, out)
-    fn.__doc__ = (f"round(x, decimals=0, *, policy=None, out=None, ...): {unary.__doc__.split(': ', 1)[1].split(chr(10))[0]}"
-                  f" With decimals != 0: np.round's rounding to that many places, under the numpy policy "
-                  f"(dispatch/rounding.py).")
+    what = unary.__doc__.split(": ", 1)[1].splitlines()[0]   # the op's own summary, after its signature
+    fn.__doc__ = (f"round(x, decimals=0, *, policy=None, out=None, ...): {what} With decimals != 0: np.round's "
+                  f"rounding to that many places, under the numpy policy (dispatch/rounding.py).")
     return fn
 
 
