@@ -9,7 +9,7 @@ import pytest
 
 import gpupromote as gp
 from gpupromote.engines.cpu import threads
-from gpupromote.engines.cpu.program import Program
+from gpupromote.engines.cpu.program import TRIAL_CALLS, Program
 
 SHAPE = (300, 1000)   # above STAGED_EAGER_MAX: the stages, not the eager calls
 
@@ -104,6 +104,29 @@ def test_the_replay_gives_the_same_bits_on_any_number_of_threads(threads_count):
         F(_data(np.float32, 5))
         assert F(x).tobytes() == want.tobytes()
         assert isinstance(_programs(F)[0], Program)
+
+
+@pytest.mark.parametrize("threads_count", [1, 3])
+@pytest.mark.parametrize("fn", [softmax, layer_norm], ids=["softmax", "layer_norm"])
+def test_rows_in_blocks_give_the_bits_of_all_rows_at_once(fn, threads_count):
+    """A row-local program's two ways (each launch over all of a thread's rows, or every launch over
+    a block of rows before the next block) each give the eager bits; its first TRIAL_CALLS replays
+    try both, and then it keeps one."""
+    F = gp.fuse(fn)
+    with threads.num_threads(threads_count):
+        F(_data(np.float32, 14))
+        (program,) = _programs(F)
+        ways = list(program.ways)
+        assert ways[0] is None and 1 <= ways[1] < SHAPE[0] // threads_count   # several blocks a thread
+        x = _data(np.float32, 15)
+        want = _eager(fn, "numpy", x).tobytes()
+        for way in ways:
+            program.ways = [way]
+            assert F(x).tobytes() == want, f"blocks of {way} rows"
+        program.ways = ways
+        for _ in range(TRIAL_CALLS):
+            assert F(x).tobytes() == want
+        assert program.trials <= 0 and len(program.ways) == 1 and program.ways[0] in ways
 
 
 def test_a_python_scalar_is_part_of_the_key():
