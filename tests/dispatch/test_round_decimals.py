@@ -1,7 +1,8 @@
 """gp.round(x, decimals) is np.round(x, decimals) bit for bit under the numpy policy (NumPy's own
 composition: multiply by 10**d, rint, divide; each step stored in x's dtype or out's), on every real
-dtype and decimals from -6 to 8, into out= too and inside gp.fuse; the other policies and complex
-input refuse it with the explicit form to write instead. NumPy's methods of these functions (x.round(),
+dtype and decimals from -6 to 8, into out= too and inside gp.fuse; the torch policy's (torch.round's
+composition, against torch itself in tests/oracle/test_round_torch.py) refuses what torch refuses; the
+other policies and complex input refuse it with the explicit form to write instead. NumPy's methods of these functions (x.round(),
 x.clip(), x.conj(), x.real, x.imag) on gp.Array and inside gp.fuse."""
 import warnings
 
@@ -63,11 +64,22 @@ def test_round_to_decimals_inside_fuse_is_the_eager_call():
         _same(f(x), gp.subtract(gp.round(gp.multiply(x, 3.0), 2), x))
 
 
-@pytest.mark.parametrize("policy", ["torch", "jax", "paddle", "tf-all", "array-api"])
+@pytest.mark.parametrize("policy", ["jax", "paddle", "tf-all", "array-api"])
 def test_other_policies_refuse_decimals_with_the_explicit_form(policy):
     with pytest.raises(gp.PromotionError, match=r"decimals=2.*gp\.rint\(x \* 100\.0\) / 100\.0"):
         gp.round(np.float32([1.25]), 2, policy=policy)
     assert gp.round(np.float32([2.5]), 0, policy=policy)[0] == 2.0    # decimals=0 is the op itself
+
+
+def test_torch_refuses_what_torch_round_refuses():
+    """torch.round(t, decimals=d) raises for integer and bool tensors and for an out= of another dtype."""
+    with pytest.raises(gp.PromotionError, match=r"torch.*decimals=2.*gp\.astype\(x, 'float32'\)"):
+        gp.round(np.int32([123]), 2, policy="torch")
+    with pytest.raises(gp.PromotionError, match=r"torch.*round.*bool"):   # (as torch.round of bool, any decimals)
+        gp.round(np.bool_([True]), 2, policy="torch")
+    with pytest.raises(TypeError, match="out= of float64.*gp.astype"):
+        gp.round(np.float32([1.25]), 1, out=np.empty(1, np.float64), policy="torch")
+    assert gp.round(np.int32([123]), 0, policy="torch")[0] == 123    # decimals=0 is the op itself
 
 
 def test_refusals_say_what_to_do():
