@@ -31,7 +31,7 @@ from __future__ import annotations
 from ...kernel.reduce import LANES, LEAF, Reduction
 from . import tables as _tables
 
-__all__ = ["GROUP", "arg_pass", "tree_lines"]
+__all__ = ["GROUP", "arg_pass", "prefetching", "tree_lines"]
 
 GROUP = 8   # full leaves whose terms one loop computes (node's buf)
 
@@ -45,6 +45,17 @@ def _borrowing(red: Reduction, args: str) -> list[str]:
     """The lines that borrow a function's array arguments (the operands, ``keep``)."""
     arrays = [a for a in args.split(", ") if not a.startswith("s")]
     return [f"    {a} = borrowed({a})" for a in arrays]
+
+
+def _full(red: Reduction, rowwise) -> list[str]:
+    """The operands read element by element (not folded into the kernel, not read once per row)."""
+    return [f"x{p.index}" for p in red.params if not p.folded and p.index not in rowwise]
+
+
+def prefetching(red: Reduction, rowwise, base: str, count: str, indent: str) -> list[str]:
+    """The lines asking for the memory each full operand's row m holds ``count`` elements from
+    ``base``, PREFETCH_DISTANCE bytes ahead (intrinsics.prefetch_span: why, and what it gains)."""
+    return [f"{indent}prefetch_span({x}[m], {base}, {count})" for x in _full(red, rowwise)]
 
 
 def _scratch(acc_np: str) -> list[str]:
@@ -89,10 +100,11 @@ def _leaf_lines(red: Reduction, args: str, ident: str, rowwise) -> tuple[list[st
     if not red.map.steps() and only is not None and only.dtype == red.acc and fold is not None \
             and only.index not in rowwise:
         # the term is the element itself, of the accumulator's type: fold the row's elements
-        value += [f"            v = {fold}(x{only.index}[m], k0)"]
+        value += [f"            prefetch_span(x{only.index}[m], k0, LEAF)", f"            v = {fold}(x{only.index}[m], k0)"]
     elif not _tables.calls_math(red.map) and (red.map.steps() or fold is not None):
         # plain arithmetic (or a conversion to fold): a leaf's terms, then its lanes
-        value += ["            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)", *buf_fold("0")]
+        value += [*prefetching(red, rowwise, "k0", "LEAF", " " * 12),
+                  "            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)", *buf_fold("0")]
     elif red.map.steps():
         # math: the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
         # ones, 10% faster for exp; which terms are computed when changes nothing), at the first
@@ -105,12 +117,14 @@ def _leaf_lines(red: Reduction, args: str, ident: str, rowwise) -> tuple[list[st
         # from keep's row, where elem stored it: one store an element instead of two
         kept_terms = fold is not None and red.kept is red.map.value and red.kept.dtype == red.acc
         value += ["            g = (l - l0) & (GROUP - 1)", "            if g == 0:",
-                  f"                terms({args}, m, k0, (min(l + GROUP, l1, K // LEAF) - l) * LEAF, buf)",
+                  "                n = (min(l + GROUP, l1, K // LEAF) - l) * LEAF",
+                  *prefetching(red, rowwise, "k0", "n", " " * 16),
+                  f"                terms({args}, m, k0, n, buf)",
                   *([f"            v = {fold}(keep[m], k0)"] if kept_terms else buf_fold("g * LEAF"))]
         lines += ["", "", "@_jit", f"def terms({args}, m, k0, n, buf):", "    for j in range(n):",
                   f"        {'' if kept_terms else 'buf[j] = '}elem({args}, m, np.uint64(k0 + j))"]
     else:   # the term is the element itself: read it in the lanes' loop
-        value += lanes_fold(f"elem({args}, m, {{k}})", "k0")
+        value += [*prefetching(red, rowwise, "k0", "LEAF", " " * 12), *lanes_fold(f"elem({args}, m, {{k}})", "k0")]
     # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
     # leaf's, in LANES scalars (5x faster on short rows than one element at a time), then the
     # few left, each into its lane (lane j takes k0 + LANES t + j, in order of t)
@@ -144,7 +158,8 @@ def tree_lines(red: Reduction, args: str, acc_np: str, ident: str, empty: str | 
         "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
         *_borrowing(red, args), "    out = borrowed(out)", *_scratch(acc_np),
         "    nl = (K + LEAF - 1) // LEAF",
-        *_along(red, rowwise, _logic(red)), "    for m in range(m0, m1):", *_minmax_pass(red, args),
+        *_along(red, rowwise, _logic(red)), "    for m in range(m0, m1):",
+        *(prefetching(red, rowwise, "0", "K", " " * 8) if _minmax_pass(red, args) else []), *_minmax_pass(red, args),
         *_logic_pass(red, args, "rows"),
         f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes) if nl else {empty or 'stack[0]'}, div)",
         "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
@@ -237,7 +252,7 @@ def _along(red: Reduction, rowwise, wanted: bool = True) -> list[str]:
     """``along``: whether every full operand's rows are contiguous (the vector passes' condition)."""
     if not wanted:
         return []
-    full = [f"x{p.index}" for p in red.params if not p.folded and p.index not in rowwise]
+    full = _full(red, rowwise)
     return [f"    along = {' and '.join(f'{x}.strides[1] == {x}.itemsize' for x in full) or 'True'}"]
 
 
