@@ -43,7 +43,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 19
+GENERATOR_VERSION = 20
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 

@@ -53,9 +53,13 @@ def _full(red: Reduction, rowwise) -> list[str]:
 
 
 def prefetching(red: Reduction, rowwise, base: str, count: str, indent: str) -> list[str]:
-    """The lines asking for the memory each full operand's row m holds ``count`` elements from
-    ``base``, PREFETCH_DISTANCE bytes ahead (intrinsics.prefetch_span: why, and what it gains)."""
-    return [f"{indent}prefetch_span({x}[m], {base}, {count})" for x in _full(red, rowwise)]
+    """The line asking for the memory the one full operand's row m holds ``count`` elements from
+    ``base``, PREFETCH_DISTANCE bytes ahead (intrinsics.prefetch_span: why, and what it gains).
+    None where two or more operands are read element by element: their streams keep enough
+    lines in flight (a fused sum(x * y) of 10**7 float32 reads 46 GB/s without; 12% slower with,
+    for the prefetches' own instructions)."""
+    full = _full(red, rowwise)
+    return [f"{indent}prefetch_span({full[0]}[m], {base}, {count})"] if len(full) == 1 else []
 
 
 def _scratch(acc_np: str) -> list[str]:
