@@ -88,3 +88,37 @@ def test_columns_and_strided_rows(op, dtype):
         got = np.asarray(getattr(gp, op)(view, axis=axis))
         rows = np.moveaxis(view, axis, -1)
         np.testing.assert_array_equal(got, [_expected(row, op) for row in rows])
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int16"])
+def test_long_rows_look_in_the_first_chunk_holding_the_extreme(op, dtype):
+    """A row longer than a vector pass's chunk (reduce_tree.PASS_CHUNK) is searched again only in
+    the first chunk holding the extreme's key (or a NaN); a zero extreme from the row's start, its
+    other zero possibly in an earlier chunk. Cases: the extreme, a tie and a NaN in later chunks,
+    -0.0 in one chunk and +0.0 (the extreme) in a later one, a chunk's last and first elements."""
+    from gpupromote.engines.cpu.reduce_tree import PASS_CHUNK as C
+    K = 3 * C + 17
+    sign = 1 if op == "argmax" else -1
+    dt = np.dtype(dtype)
+    base = (-sign * (np.arange(K) % 50 + 1)).astype(dt)       # every element on the far side of 0
+    cases = {"in chunk 2": {2 * C + 5: 9}, "tie, chunks 1 and 2": {C + 3: 9, 2 * C: 9},
+             "last of chunk 0": {C - 1: 9}, "first of chunk 1": {C: 9}, "tail": {K - 1: 9}}
+    if dt.kind == "f":
+        cases |= {"-0 in chunk 0, +0 in chunk 2": {100: -0.0, 2 * C + 1: 0.0},
+                  "+0 in chunk 1, -0 in chunk 2": {C + 1: 0.0, 2 * C + 1: -0.0},
+                  "NaN in chunk 2, extreme in chunk 1": {2 * C + 9: np.nan, C + 2: 9},
+                  "NaNs in chunks 3 and 1": {3 * C + 1: np.nan, C + 7: -np.nan}}
+    rows = []
+    for where in cases.values():
+        row = base.copy()
+        for k, v in where.items():
+            row[k] = sign * v if v == v and v != 0 else v
+        rows.append(row)
+    x = np.stack(rows)
+    got = np.asarray(getattr(gp, op)(x, axis=1))
+    want = [_expected(row, op) for row in x]
+    bad = [(name, int(g), w) for name, g, w in zip(cases, got, want) if int(g) != w]
+    assert not bad, f"{op} {dtype}: case, got, want: {bad}"
+    for row, w in zip(x, want):   # a whole array: one row of K
+        assert int(np.asarray(getattr(gp, op)(row))) == w
