@@ -52,7 +52,7 @@ _local = threading.local()
 
 # the bytes one block of rows touches across a row-local program's launches (every distinct array
 # view's rows): the 1 MB L2 of Zen 4 and 5 and of most x86 cores since Skylake-SP (softmax on Zen 5:
-# 512 KB and 1 MB alike, 128 KB slower than no blocks from the launches' Python, 2 MB as no blocks)
+# 512 KB to 2 MB alike within the noise, 128 KB slower than no blocks, from the launches' Python)
 BLOCK_BYTES = 1 << 20
 TRIAL_CALLS = 6   # the replays timed (half of them in blocks) before a program keeps the faster way
 
@@ -187,7 +187,6 @@ class Program:
             self._trial(calls, ways)
         # (the views are gone by now: a pooled buffer goes back only when nothing else holds it)
         return buffers[whole] if whole is not None else self.result.on(buffers)
-
 
     def _trial(self, calls, ways):
         """One of the first TRIAL_CALLS replays: the next way, timed; after the last, the faster kept."""

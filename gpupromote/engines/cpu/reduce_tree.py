@@ -31,7 +31,7 @@ from __future__ import annotations
 from ...kernel.reduce import LANES, LEAF, Reduction
 from . import tables as _tables
 
-__all__ = ["GROUP", "arg_pass", "prefetching", "tree_lines"]
+__all__ = ["GROUP", "arg_pass", "tree_lines"]
 
 GROUP = 8   # full leaves whose terms one loop computes (node's buf)
 
@@ -52,7 +52,7 @@ def _full(red: Reduction, rowwise) -> list[str]:
     return [f"x{p.index}" for p in red.params if not p.folded and p.index not in rowwise]
 
 
-def prefetching(red: Reduction, rowwise, base: str, count: str, indent: str) -> list[str]:
+def _prefetching(red: Reduction, rowwise, base: str, count: str, indent: str) -> list[str]:
     """The line asking for the memory the one full operand's row m holds ``count`` elements from
     ``base``, PREFETCH_DISTANCE bytes ahead (intrinsics.prefetch_span: why, and what it gains).
     None where two or more operands are read element by element: their streams keep enough
@@ -107,7 +107,7 @@ def _leaf_lines(red: Reduction, args: str, ident: str, rowwise) -> tuple[list[st
         value += [f"            prefetch_span(x{only.index}[m], k0, LEAF)", f"            v = {fold}(x{only.index}[m], k0)"]
     elif not _tables.calls_math(red.map) and (red.map.steps() or fold is not None):
         # plain arithmetic (or a conversion to fold): a leaf's terms, then its lanes
-        value += [*prefetching(red, rowwise, "k0", "LEAF", " " * 12),
+        value += [*_prefetching(red, rowwise, "k0", "LEAF", " " * 12),
                   "            for j in range(LEAF):", f"                buf[j] = elem({args}, m, k0 + j)", *buf_fold("0")]
     elif red.map.steps():
         # math: the terms of up to GROUP full leaves at once (one long vector loop, not GROUP short
@@ -122,13 +122,13 @@ def _leaf_lines(red: Reduction, args: str, ident: str, rowwise) -> tuple[list[st
         kept_terms = fold is not None and red.kept is red.map.value and red.kept.dtype == red.acc
         value += ["            g = (l - l0) & (GROUP - 1)", "            if g == 0:",
                   "                n = (min(l + GROUP, l1, K // LEAF) - l) * LEAF",
-                  *prefetching(red, rowwise, "k0", "n", " " * 16),
+                  *_prefetching(red, rowwise, "k0", "n", " " * 16),
                   f"                terms({args}, m, k0, n, buf)",
                   *([f"            v = {fold}(keep[m], k0)"] if kept_terms else buf_fold("g * LEAF"))]
         lines += ["", "", "@_jit", f"def terms({args}, m, k0, n, buf):", "    for j in range(n):",
                   f"        {'' if kept_terms else 'buf[j] = '}elem({args}, m, np.uint64(k0 + j))"]
     else:   # the term is the element itself: read it in the lanes' loop
-        value += [*prefetching(red, rowwise, "k0", "LEAF", " " * 12), *lanes_fold(f"elem({args}, m, {{k}})", "k0")]
+        value += [*_prefetching(red, rowwise, "k0", "LEAF", " " * 12), *lanes_fold(f"elem({args}, m, {{k}})", "k0")]
     # a partial leaf (a row shorter than LEAF, or its end): its whole groups of LANES as a full
     # leaf's, in LANES scalars (5x faster on short rows than one element at a time), then the
     # few left, each into its lane (lane j takes k0 + LANES t + j, in order of t)
@@ -186,7 +186,7 @@ def _extremes(red: Reduction, args: str, guard: str, rowwise, track: bool = Fals
     """The lines that give ``hi`` / ``lo``, the max and min of row m's elements (for floats, of an
     order-preserving integer key of their bits, _KEYS), under ``if <guard>:``; the test that no
     NaN was met (None for integers); and ``decode(v)``, the value of key v. The row goes by chunks
-    of PASS_CHUNK elements, each asking for its memory ahead first (prefetching); with ``track``
+    of PASS_CHUNK elements, each asking for its memory ahead first (_prefetching); with ``track``
     also ``bh`` / ``bl``, the first chunk holding the key hi / lo, and ``bn``, the first holding a
     NaN (K if none). (Each loop's index goes to elem unsigned: from a chunk's start, which LLVM
     cannot prove is not negative, a signed one is checked for wrapping around, and the loop did
@@ -214,7 +214,7 @@ def _extremes(red: Reduction, args: str, guard: str, rowwise, track: bool = Fals
     lines = [f"        if {guard}:", f"            hi = lo = {key(f'elem({args}, m, 0)')}",
              *(["            bh = bl = 0", "            bn = K"] if track else []),
              f"            for c0 in range({first}, K, {PASS_CHUNK}):", f"                c1 = min(c0 + {PASS_CHUNK}, K)",
-             *prefetching(red, rowwise, "c0", "c1 - c0", " " * 16)]
+             *_prefetching(red, rowwise, "c0", "c1 - c0", " " * 16)]
     if not track:
         return lines + ["                for k in range(c0, c1):",
                         f"                    q = {key(f'elem({args}, m, np.uint64(k))')}",
