@@ -129,6 +129,21 @@ def test_rows_in_blocks_give_the_bits_of_all_rows_at_once(fn, threads_count):
         assert program.trials <= 0 and len(program.ways) == 1 and program.ways[0] in ways
 
 
+def test_whole_buffers_are_passed_as_they_are():
+    """A view that is a whole argument, or a whole buffer the call makes (allocated as that view),
+    reaches its launches as the array itself, not a new array on its bytes; the results stay the
+    eager bits and each call's own."""
+    F = gp.fuse(softmax)
+    F(_data(np.float32, 16))
+    (program,) = _programs(F)
+    kinds = {("argument" if v.root < program.n_args else "made"): d for v, d in zip(program.views, program.direct) if d}
+    assert set(kinds) == {"argument", "made"}, [(v.root, v.shape, d) for v, d in zip(program.views, program.direct)]
+    x1, x2 = _data(np.float32, 17), _data(np.float32, 18)
+    r1, r2 = F(x1), F(x2)
+    assert not np.shares_memory(r1, r2)
+    assert r1.tobytes() == _eager(softmax, "numpy", x1).tobytes() and r2.tobytes() == _eager(softmax, "numpy", x2).tobytes()
+
+
 def test_a_python_scalar_is_part_of_the_key():
     F = gp.fuse(rms_scaled)
     x = _data(np.float32, 6)
