@@ -128,11 +128,10 @@ class _View:
 class Program:
     """The recorded launches, and how to rebuild their arguments from a new call's arguments."""
 
-    def __init__(self, n_args, new_roots, steps, result, row_local, arg_specs=None):
+    def __init__(self, n_args, new_roots, steps, result, row_local, arg_specs):
         self.n_args, self.new_roots, self.result, self.row_local = n_args, new_roots, result, row_local
         r = result
-        whole = (r.root >= n_args and r.offset == 0 and r.writeable and r.strides == _c_strides(r.shape, r.dtype.itemsize)
-                 and new_roots[r.root - n_args] == r.dtype.itemsize * int(np.prod(r.shape)))
+        whole = r.root >= n_args and _covers(r, r.shape, r.dtype, new_roots[r.root - n_args])
         self.whole_result = r.root if whole else None
         # each distinct view made once a call; a launch's arguments: its scalars in place, a slot
         # for each view and for the row range
@@ -151,7 +150,7 @@ class Program:
                 else:
                     base.append(v)
             self.launches.append((fn, base, tuple(slots), values.index(ROW0), values.index(ROW1), rows, size))
-        self._whole_views(arg_specs or [None] * n_args)
+        self._whole_views(arg_specs)
         # row-local programs over more rows than a block: [None, block rows] and each way's best time
         # so far until the trials end, then the faster way alone
         rows = steps[0][2] if steps else 0
@@ -165,24 +164,21 @@ class Program:
         covers it whole, else bytes); ``direct``: for each view, whether it is its buffer itself (an
         argument, or a buffer allocated as it), which the call then passes as it is instead of making
         a new array on it (about a microsecond each: a replayed 16 x 1024 softmax made seven)."""
-        def covers(v, shape, dtype, nbytes, writeable=True):
-            return (v.offset == 0 and v.shape == shape and v.dtype == dtype and v.writeable == writeable
-                    and v.strides == _c_strides(shape, dtype.itemsize) and nbytes == dtype.itemsize * int(np.prod(shape)))
         self.root_specs = [None] * len(self.new_roots)
         if self.whole_result is not None:
             self.root_specs[self.whole_result - self.n_args] = (self.result.shape, self.result.dtype)
         for v in self.views:
             j = v.root - self.n_args
-            if j >= 0 and self.root_specs[j] is None and covers(v, v.shape, v.dtype, self.new_roots[j]):
+            if j >= 0 and self.root_specs[j] is None and _covers(v, v.shape, v.dtype, self.new_roots[j]):
                 self.root_specs[j] = (v.shape, v.dtype)
         self.direct = []
         for v in self.views:
             if v.root < self.n_args:
                 spec = arg_specs[v.root]
-                self.direct.append(spec is not None and covers(v, spec[0], spec[1], spec[2], spec[3]))
+                self.direct.append(spec is not None and _covers(v, spec[0], spec[1], spec[2], spec[3]))
             else:
                 spec = self.root_specs[v.root - self.n_args]
-                self.direct.append(spec is not None and covers(v, spec[0], spec[1], self.new_roots[v.root - self.n_args]))
+                self.direct.append(spec is not None and _covers(v, spec[0], spec[1], self.new_roots[v.root - self.n_args]))
 
     def __call__(self, args, into=None):
         """The launches on ``args``; the result in a new array, or in ``into`` (an array of the
@@ -222,6 +218,13 @@ class Program:
         self.best[i] = min(self.best[i], time.perf_counter() - t0)
         if self.trials <= 0:
             self.ways = [ways[self.best.index(min(self.best))]]
+
+
+def _covers(v, shape, dtype, nbytes, writeable=True) -> bool:
+    """Whether the view ``v`` is the whole of a buffer of ``nbytes`` bytes seen as a C-contiguous
+    array of ``shape`` and ``dtype`` (writeable as ``writeable``)."""
+    return (v.offset == 0 and v.shape == shape and v.dtype == dtype and v.writeable == writeable
+            and v.strides == _c_strides(shape, dtype.itemsize) and nbytes == dtype.itemsize * int(np.prod(shape)))
 
 
 def _block_rows(views, rows: int) -> int:
