@@ -129,6 +129,34 @@ def test_rows_in_blocks_give_the_bits_of_all_rows_at_once(fn, threads_count):
         assert program.trials <= 0 and len(program.ways) == 1 and program.ways[0] in ways
 
 
+@pytest.mark.parametrize("threads_count", [1, 3])
+@pytest.mark.parametrize("fn", [softmax, log_softmax, layer_norm], ids=["softmax", "log_softmax", "layer_norm"])
+def test_in_blocks_the_last_reduction_asks_for_the_next_block(fn, threads_count):
+    """In blocks, the program's last reduction launch asks the caches for the next block's rows of
+    what it reads (ahead = the block's rows), except on a thread's last block (ahead = 0); the other
+    launches never ask. The bits are the eager ones either way."""
+    F = gp.fuse(fn)
+    with threads.num_threads(threads_count):
+        F(_data(np.float32, 19))
+        (program,) = _programs(F)
+        asking = [i for i, launch in enumerate(program.launches) if launch[3][2] is not None]
+        reductions = [i for i, launch in enumerate(program.launches) if launch[0].__name__ == "rows"]
+        assert asking == reductions[-1:] and len(reductions) >= 1, [launch[0].__name__ for launch in program.launches]
+        fn_, base, slots, (at0, at1, at_ahead), rows, size = program.launches[asking[0]]
+        seen = []
+
+        def spy(*args):
+            seen.append((args[at0], args[at1], args[at_ahead]))
+            return fn_(*args)
+        program.launches[asking[0]][0] = spy
+        block = program.ways[1]
+        program.ways = [block]
+        x = _data(np.float32, 20)
+        assert F(x).tobytes() == _eager(fn, "numpy", x).tobytes()
+        ends = {m1 for m0, m1 in threads.row_ranges(rows, size)}
+        assert len(seen) > len(ends)
+        assert all(ahead == (0 if m1 in ends else block) for m0, m1, ahead in seen), seen
+
 def test_whole_buffers_are_passed_as_they_are():
     """A view that is a whole argument, or a whole buffer the call makes (allocated as that view),
     reaches its launches as the array itself, not a new array on its bytes; the results stay the

@@ -294,7 +294,7 @@ def test_a_map_of_several_math_functions_is_inlined_into_the_reduction_loop(dtyp
                          ids=["sum float32", "sum float64", "max float32", "sum of int16 in int64"])
 def test_a_row_reduction_asks_for_its_memory_ahead(combine, dtype):
     """Each leaf (and each row of a max's vector pass) asks for the memory PREFETCH_DISTANCE bytes
-    ahead of what it reads (intrinsics.prefetch_span: a float32 sum of 10**7 22 -> 35 GB/s). The
+    ahead of what it reads (intrinsics.prefetch_row: a float32 sum of 10**7 22 -> 35 GB/s). The
     results on long rows, short rows, rows whose end the prefetches run past and a strided operand
     (none asked for): exact maxima and integer sums, float sums within a pairwise sum's bound (the
     same bits on any thread count and the host CUDA tier: the other reduction tests)."""
@@ -304,7 +304,7 @@ def test_a_row_reduction_asks_for_its_memory_ahead(combine, dtype):
     x0 = ir.param(0, gp.dtype(dtype))
     acc = gp.dtype("int64") if dtype == "int16" else gp.dtype(dtype)
     source = reduce_source(Reduction(ir.Kernel([x0], ir.cast(x0, acc) if acc != x0.dtype else x0), combine))
-    assert "prefetch_span(x0[m]" in source
+    assert "prefetch_row(x0, m, ahead" in source
     rng = np.random.default_rng(12)
     fn = gp.sum if combine == "add" else gp.max
     for shape, axis in [((3, 1_000_003), -1), ((4096, 100), -1), ((257, 129), 1), ((1000, 37), 0)]:

@@ -16,7 +16,7 @@ from .cache import cached_njit
 __all__ = ["JIT_OPTIONS", "OVERLOAD_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
            "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem",
            "fold_add", "fold_multiply", "prefer_256_bit", "never_inline", "always_inline", "borrowed", "scratch",
-           "overlaps", "prefetch_span", "PREFETCH_DISTANCE"]
+           "overlaps", "prefetch_row", "PREFETCH_DISTANCE"]
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 JIT_OPTIONS = {"error_model": "numpy"}
@@ -139,7 +139,7 @@ def scratch(typingctx, n, dtype):
     return arrty(n, dtype), codegen
 
 
-# How far ahead of what a reduction reads now it asks for memory (prefetch_span). A leaf's fold is a
+# How far ahead of what a reduction reads now it asks for memory (prefetch_row). A leaf's fold is a
 # chain of dependent adds with a horizontal tree and the binary counter after it: some 50
 # instructions for 8 cache lines, so the out-of-order window holds few lines in flight and the
 # hardware prefetchers alone left a float32 sum of 10**7 at 22 GB/s on a Zen 5 core (a plain
@@ -150,36 +150,43 @@ _PREFETCH_MAX_SPAN = 16384   # a row longer than this is not asked for in one go
 
 
 @intrinsic
-def prefetch_span(typingctx, src, base, count):
-    """Ask the caches for the memory of ``count`` elements of the 1-d ``src`` that lies
-    PREFETCH_DISTANCE bytes past its element ``base``: one prefetch a 64-byte line, none where
-    ``src`` is not contiguous or the span exceeds _PREFETCH_MAX_SPAN bytes. No value. The addresses
-    may lie past the array's end: a prefetch never faults (x86 PREFETCHh, AArch64 PRFM) and is
-    computed as an integer, not an in-bounds pointer."""
-    if not isinstance(src, types.Array) or src.ndim != 1 or not isinstance(base, types.Integer) \
-            or not isinstance(count, types.Integer):
+def prefetch_row(typingctx, src, m, ahead, base, count):
+    """Ask the caches for the memory of ``count`` elements of row ``m`` of the 2-d ``src`` from its
+    element ``base``, PREFETCH_DISTANCE bytes past them; or, where ``ahead`` > 0, the same elements
+    of row ``m + ahead`` (none past the last row): a recorded program running its rows in blocks of
+    ``ahead`` rows asks for the next block while this one is read from the cache (program.py). One
+    prefetch a 64-byte line, none where a row is not contiguous or the span exceeds
+    _PREFETCH_MAX_SPAN bytes. No value. The addresses may lie past the array's end: a prefetch never
+    faults (x86 PREFETCHh, AArch64 PRFM) and is computed as an integer, not an in-bounds pointer."""
+    if not isinstance(src, types.Array) or src.ndim != 2 \
+            or not all(isinstance(a, types.Integer) for a in (m, ahead, base, count)):
         return None
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
         intp = context.get_value_type(types.intp)
+        m, ahead, first, count = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
         itemsize = intp(context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype)))
-        stride = cgutils.unpack_tuple(builder, ary.strides)[0]
-        first = context.cast(builder, args[1], sig.args[1], types.intp)
-        span = builder.mul(context.cast(builder, args[2], sig.args[2], types.intp), itemsize)
-        wanted = builder.and_(builder.icmp_signed("==", stride, itemsize),
-                              builder.icmp_signed("<=", span, intp(_PREFETCH_MAX_SPAN)))
+        rows = cgutils.unpack_tuple(builder, ary.shape)[0]
+        row_stride, stride = cgutils.unpack_tuple(builder, ary.strides)
+        span = builder.mul(count, itemsize)
+        far = builder.icmp_signed(">", ahead, intp(0))
+        row = builder.select(far, builder.add(m, ahead), m)
+        wanted = builder.and_(builder.and_(builder.icmp_signed("==", stride, itemsize),
+                                           builder.icmp_signed("<=", span, intp(_PREFETCH_MAX_SPAN))),
+                              builder.icmp_signed("<", row, rows))
         i8p, i32 = _llvm.IntType(8).as_pointer(), _llvm.IntType(32)
         fn = cgutils.get_or_insert_function(builder.module, _llvm.FunctionType(_llvm.VoidType(), [i8p, i32, i32, i32]),
                                             "llvm.prefetch.p0i8")
         with builder.if_then(wanted, likely=True):
+            offset = builder.add(builder.mul(row, row_stride), builder.mul(first, itemsize))
             start = builder.add(builder.ptrtoint(ary.data, intp),
-                                builder.add(builder.mul(first, itemsize), intp(PREFETCH_DISTANCE)))
+                                builder.add(offset, builder.select(far, intp(0), intp(PREFETCH_DISTANCE))))
             with cgutils.for_range_slice(builder, intp(0), span, intp(64), intp=intp) as (offset, _):
                 # (read, keep in every level: PREFETCHT0)
                 builder.call(fn, [builder.inttoptr(builder.add(start, offset), i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
-    return types.none(src, base, count), codegen
+    return types.none(src, m, ahead, base, count), codegen
 
 
 def _same_type_int_op(signed_op, unsigned_op):

@@ -9,7 +9,7 @@ in C order. The generated functions:
     fin(a, div)             the finish kernel: the stored value (narrow floats: their bits)
     leaf / node             one leaf of kernel/reduce.LEAF elements in LANES lanes; the binary
                             counter's tree over leaves l0 .. l1 (kernel/reduce.py's ORDER)
-    rows(args, out, K, m0, m1, div)        whole rows, one after another
+    rows(args, out, K, m0, m1, div, ahead) whole rows, one after another (ahead: program.py)
     parts(args, part, K, m, c0, c1)        the nodes of chunks c0 .. c1 of row m (CHUNK_LEAVES leaves)
     merge(part, out, m, div)               the tree over a row's chunk nodes, finished
     scan(args, out, K, m0, m1)             cumsum / cumprod: every prefix, in order
@@ -43,7 +43,7 @@ from .source import (HELPER_IMPORTS, NARROW_HELPERS as _NARROW, cast_text as _ca
 
 __all__ = ["reduce_source", "reduction_for", "run", "run_batched"]
 
-GENERATOR_VERSION = 22
+GENERATOR_VERSION = 23
 _MIN_PER_THREAD = 1 << 16   # elements per thread at least
 
 
@@ -141,7 +141,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
         "from gpupromote.engines.cpu.intrinsics import always_inline, borrowed, fold_add, fold_multiply, scratch  # noqa: F401",
-        "from gpupromote.engines.cpu.intrinsics import prefetch_span  # noqa: F401",
+        "from gpupromote.engines.cpu.intrinsics import prefetch_row  # noqa: F401",
         "",
         jit_line(_tables.calls_math(red.map)),
         f"LEAF, LANES, CHUNK, STACK, GROUP, COLUMNS = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {GROUP}, {COLUMNS}",
@@ -182,11 +182,11 @@ def _native_lines(red: Reduction) -> list[str]:
     return ["", "", "def native(data, M, K):",
             f"    x{p.index} = carray(data[0], (M, K), {_storage_np(p.dtype)})",
             f"    out = carray(data[1], (M,), {_storage_np(red.out)})",
-            f"    rows(x{p.index}, out, K, 0, M, np.float64(K))"]
+            f"    rows(x{p.index}, out, K, 0, M, np.float64(K), 0)"]
 
 
 def _arg_lines(red: Reduction, args: str, rowwise) -> list[str]:
-    return ["", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):", *arg_pass(red, args, rowwise),
+    return ["", "", "@_jit", f"def rows({args}, out, K, m0, m1, div, ahead):", *arg_pass(red, args, rowwise),
             "    for m in range(m0, m1):", *arg_pass(red, args, rowwise, in_loop=True),
             f"        av = elem({args}, m, 0)",
             "        ai = 0",
@@ -271,9 +271,9 @@ def run(red: Reduction, args, out, K: int, div: float = 0.0, keep=None):
             _long_row(mod, c, args, o, K, div)
             return out
         # (a staged gp.fuse call's recording: the launch, its output and kept value written)
-        _program.note(mod.rows, [*args, o, K, _program.ROW0, _program.ROW1, div], M, M * K,
+        _program.note(mod.rows, [*args, o, K, _program.ROW0, _program.ROW1, div, _program.AHEAD], M, M * K,
                       (len(args), len(args) - 1) if keep is not None else (len(args),))
-        _over_rows(lambda m0, m1: mod.rows(*args, o, K, m0, m1, div), M, K)
+        _over_rows(lambda m0, m1: mod.rows(*args, o, K, m0, m1, div, 0), M, K)
     except numba_errors.NumbaError as exc:
         raise _no_kernel(red, exc) from None
     return out
@@ -336,9 +336,10 @@ def one_call(red: Reduction):
     def call(x2, out, K, div):
         x2, o = x2 if view is None else x2.view(view), out if out_view is None else out.view(out_view)
         if _program.active():   # (a staged gp.fuse call's recording; the check alone on tiny calls)
-            _program.note(c.module.rows, [x2, o, K, _program.ROW0, _program.ROW1, div], x2.shape[0], x2.size, (1,))
+            _program.note(c.module.rows, [x2, o, K, _program.ROW0, _program.ROW1, div, _program.AHEAD], x2.shape[0],
+                          x2.size, (1,))
         try:
-            c.module.rows(x2, o, K, 0, x2.shape[0], div)
+            c.module.rows(x2, o, K, 0, x2.shape[0], div, 0)
         except numba_errors.NumbaError:
             run(red, [x2], out, K, div)   # raises the TypeError that names the kernel
     return call

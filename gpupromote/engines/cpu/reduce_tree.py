@@ -1,10 +1,13 @@
 """A tree reduction's functions over rows, generated into its module (reduce.py) beside ``elem``,
 ``comb`` and ``fin``:
 
-    node(args, m, K, l0, l1, stack, buf, lanes)   leaves l0 .. l1 of row m, each of LEAF elements in
+    node(args, m, K, l0, l1, stack, buf, lanes, ahead)
+                                                  leaves l0 .. l1 of row m, each of LEAF elements in
                                                   LANES lanes, joined by the binary counter's tree
                                                   (kernel/reduce.py's ORDER)
-    rows(args, out, K, m0, m1, div)               whole rows, one after another
+    rows(args, out, K, m0, m1, div, ahead)        whole rows, one after another; ahead > 0: the
+                                                  rows of a block of ``ahead`` rows, asking for the
+                                                  next block's (program.py)
     parts(args, part, K, m, c0, c1)               the nodes of chunks c0 .. c1 of row m
     merge(part, out, m, div)                      the tree over a row's chunk nodes, finished
 
@@ -54,12 +57,13 @@ def _full(red: Reduction, rowwise) -> list[str]:
 
 def _prefetching(red: Reduction, rowwise, base: str, count: str, indent: str) -> list[str]:
     """The line asking for the memory the one full operand's row m holds ``count`` elements from
-    ``base``, PREFETCH_DISTANCE bytes ahead (intrinsics.prefetch_span: why, and what it gains).
+    ``base``, PREFETCH_DISTANCE bytes ahead, or that row m + ahead holds where the caller runs
+    blocks of ``ahead`` rows (intrinsics.prefetch_row: why, and what it gains).
     None where two or more operands are read element by element: their streams keep enough
     lines in flight (a fused sum(x * y) of 10**7 float32 reads 46 GB/s without; 12% slower with,
     for the prefetches' own instructions)."""
     full = _full(red, rowwise)
-    return [f"{indent}prefetch_span({full[0]}[m], {base}, {count})"] if len(full) == 1 else []
+    return [f"{indent}prefetch_row({full[0]}, m, ahead, {base}, {count})"] if len(full) == 1 else []
 
 
 def _scratch(acc_np: str) -> list[str]:
@@ -104,7 +108,7 @@ def _leaf_lines(red: Reduction, args: str, ident: str, rowwise) -> tuple[list[st
     if not red.map.steps() and only is not None and only.dtype == red.acc and fold is not None \
             and only.index not in rowwise:
         # the term is the element itself, of the accumulator's type: fold the row's elements
-        value += [f"            prefetch_span(x{only.index}[m], k0, LEAF)", f"            v = {fold}(x{only.index}[m], k0)"]
+        value += [f"            prefetch_row(x{only.index}, m, ahead, k0, LEAF)", f"            v = {fold}(x{only.index}[m], k0)"]
     elif not _tables.calls_math(red.map) and (red.map.steps() or fold is not None):
         # plain arithmetic (or a conversion to fold): a leaf's terms, then its lanes
         value += [*_prefetching(red, rowwise, "k0", "LEAF", " " * 12),
@@ -154,22 +158,22 @@ def tree_lines(red: Reduction, args: str, acc_np: str, ident: str, empty: str | 
         "", "", "@_jit", "def tree_end(stack, top):",
         "    while top > 1:", "        top -= 1", "        stack[top - 1] = comb(stack[top - 1], stack[top])",
         "    return stack[0]",
-        "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack, buf, lanes):",
+        "", "", "@_jit", f"def node({args}, m, K, l0, l1, stack, buf, lanes, ahead):",
         *(["    always_inline()"] if any(line.startswith("def terms(") for line in lines) else ["    prefer_256_bit()"]),
         "    top = 0",
         "    for l in range(l0, l1):", *leaf_value, *push,
         "    return tree_end(stack, top)",
-        "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div):",
+        "", "", "@_jit", f"def rows({args}, out, K, m0, m1, div, ahead):",
         *_borrowing(red, args), "    out = borrowed(out)", *_scratch(acc_np),
         "    nl = (K + LEAF - 1) // LEAF",
         *_along(red, rowwise, _logic(red)), "    for m in range(m0, m1):", *_minmax_pass(red, args, rowwise),
         *_logic_pass(red, args, "rows"),
-        f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes) if nl else {empty or 'stack[0]'}, div)",
+        f"        out[m] = fin(node({args}, m, K, 0, nl, stack, buf, lanes, ahead) if nl else {empty or 'stack[0]'}, div)",
         "", "", "@_jit", f"def parts({args}, part, K, m, c0, c1):",
         *_borrowing(red, args), "    part = borrowed(part)", *_scratch(acc_np),
         "    nl = (K + LEAF - 1) // LEAF",
         *_along(red, rowwise, _logic(red)), "    for c in range(c0, c1):", *_logic_pass(red, args, "parts"),
-        f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf, lanes)",
+        f"        part[c] = node({args}, m, K, c * CHUNK, min(c * CHUNK + CHUNK, nl), stack, buf, lanes, 0)",
         "", "", "@_jit", "def merge(part, out, m, div):",
         f"    stack = scratch(STACK, {acc_np})",
         "    top = 0",
