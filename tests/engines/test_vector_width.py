@@ -1,7 +1,7 @@
 """Plain-arithmetic kernels ask LLVM for 256-bit vectors (intrinsics.prefer_256_bit, written into
 their generated loop functions by source.vector_width_lines); kernels that call the math library
-keep the 512-bit ones and compile with cache.MATH_INTERLEAVE vectors in flight (source.jit_line,
-cache.interleaving). Both reach the machine code, and no value depends on either."""
+keep the 512-bit ones and compile with cache.MATH_INTERLEAVE vectors in flight, or WIDER_INTERLEAVE for
+the functions that gain from it (tables.math_interleave, source.jit_line, cache.interleaving). Both reach the machine code, and no value depends on either."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,8 @@ from numba import njit
 import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import source
-from gpupromote.engines.cpu.cache import MATH_INTERLEAVE, interleaving
+from gpupromote.engines.cpu import tables
+from gpupromote.engines.cpu.cache import MATH_INTERLEAVE, WIDER_INTERLEAVE, interleaving
 from gpupromote.engines.cpu.intrinsics import prefer_256_bit
 from gpupromote.engines.cpu.kernels import map_source
 from gpupromote.kernel import ir
@@ -71,12 +72,26 @@ def test_the_values_do_not_depend_on_it():
 @pytest.mark.parametrize("op, args, math", [
     ("add", (_X, _X), False), ("less", (_X, 2.5), False), ("exp", (_X,), True), ("power", (_X, _X), True)],
     ids=["add", "less", "exp", "power"])
-def test_kernels_that_call_math_compile_interleaved(op, args, math):
+def test_row_maps_that_call_math_compile_interleaved(op, args, math):
     marked = f"interleave={MATH_INTERLEAVE})"
-    jit = [line for line in source.source(_plan(op, *args)).splitlines() if line.startswith("_jit = ")]
-    assert len(jit) == 1 and jit[0].endswith(marked) is math, jit
     row_map = map_source(ir.from_plan(_plan(op, *args)), tuple("full" if a is not None else "scalar" for a in args))
     assert (marked in row_map) is math
+
+
+@pytest.mark.parametrize("fn, interleave", [
+    (lambda x: x + x, None), (lambda x: x < 2.5, None), (gp.exp, WIDER_INTERLEAVE), (gp.sigmoid, WIDER_INTERLEAVE),
+    (lambda x: x * gp.sigmoid(x), WIDER_INTERLEAVE), (gp.tanh, MATH_INTERLEAVE), (lambda x: x ** x, MATH_INTERLEAVE),
+    (lambda x: gp.exp(x) + gp.tanh(x), MATH_INTERLEAVE)],
+    ids=["add", "less", "exp", "sigmoid", "silu", "tanh", "power", "exp and tanh"])
+def test_elementwise_kernels_that_call_math_compile_interleaved(fn, interleave):
+    """Four vectors in flight for a kernel that calls the math library, six where it calls only the
+    functions of cache.WIDER_INTERLEAVE_FUNCTIONS, LLVM's choice for the others."""
+    kernel = gp.fuse(fn).kernel(_X)
+    assert WIDER_INTERLEAVE not in (None, MATH_INTERLEAVE)
+    assert tables.math_interleave(kernel) == interleave
+    jit = [line for line in source.source(kernel).splitlines() if line.startswith("_jit = ")]
+    assert len(jit) == 1 and ("interleave=" in jit[0]) is (interleave is not None), jit
+    assert interleave is None or jit[0].endswith(f"interleave={interleave})"), jit
 
 
 def _tanh_loop():

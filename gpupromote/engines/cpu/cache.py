@@ -53,6 +53,7 @@ from ..disk_cache import default_root, drop_damaged, fallback_dir, package_versi
 
 __all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
            "claim_dir", "checked", "cached_njit", "memory_njit", "cached_cfunc", "MATH_INTERLEAVE",
+           "WIDER_INTERLEAVE", "WIDER_INTERLEAVE_FUNCTIONS",
            "interleaving"]
 
 # Modules whose code ends up in a kernel's machine code (imported by the generated sources, or
@@ -345,6 +346,15 @@ def checked(dispatcher, interleave: int | None = None):
 # add was 7% slower), so plain arithmetic keeps the cost model's choice. The values are the same:
 # interleaving orders whole vectors, never an element's operations.
 MATH_INTERLEAVE = 4
+# The math functions whose elementwise loops keep six vectors in flight instead (a kernel calling
+# only these): their double evaluation is one long chain of multiply-adds with little else, and on
+# a Zen 5 core four vectors left its two FMA pipes waiting on latency. 10**7 float32 with out=, one
+# thread (2026-11-28, medians of two runs each): exp 3.30 -> 2.97 ms, sigmoid 10.0 -> 8.8, expm1 3.57
+# -> 3.32, cosh 4.18 -> 3.83, erf 20.9 -> 19.0; float64 exp 9.37 -> 9.01. Not the others: tanh 3.95
+# -> 4.06, log 3.52 -> 3.70, exp2 3.85 -> 3.99 (more registers spilled for no shorter chain). Nor the
+# reductions' and row maps' loops, whose rows are short.
+WIDER_INTERLEAVE = 6
+WIDER_INTERLEAVE_FUNCTIONS = frozenset({"gp_exp", "gp_sigmoid", "gp_expm1", "gp_cosh", "gp_erf"})
 _INTERLEAVE_OPTION = "-force-vector-interleave"
 
 

@@ -125,7 +125,7 @@ class _Compiled:
                 if self._native is None:
                     # a module compiled in memory (no file to key a disk cache on) gets Numba's own cfunc
                     make = cfunc if getattr(self.module, "__gp_in_memory__", False) else cached_cfunc
-                    with interleaving(MATH_INTERLEAVE if self.buffered else None):
+                    with interleaving(_tables.math_interleave(self.kernel)):
                         self._native = make(_NATIVE_SIGNATURE, error_model="numpy", boundscheck=False)(self.module.native)
         return self._native
 
@@ -349,7 +349,7 @@ def map_source(kernel: ir.Kernel, kinds: tuple, inplace: int | None = None) -> s
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
         "",
-        jit_line(_tables.calls_math(kernel)),
+        jit_line(MATH_INTERLEAVE if _tables.calls_math(kernel) else None),
         # why: the row's loop is a function of its own. Inside the loop over rows, LLVM's register
         # allocator reloaded a math function's constants on every vector iteration (exp(x - max)
         # rows: 2.95 -> 2.67 ms for 4096 x 1024 float32)

@@ -143,7 +143,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "from gpupromote.engines.cpu.intrinsics import always_inline, borrowed, fold_add, fold_multiply, scratch  # noqa: F401",
         "from gpupromote.engines.cpu.intrinsics import prefetch_row  # noqa: F401",
         "",
-        jit_line(_tables.calls_math(red.map)),
+        jit_line(MATH_INTERLEAVE if _tables.calls_math(red.map) else None),
         f"LEAF, LANES, CHUNK, STACK, GROUP, COLUMNS = {LEAF}, {LANES}, {CHUNK_LEAVES}, {STACK}, {GROUP}, {COLUMNS}",
         "", "", "@_jit", *_elem_lines(red, rowwise), "", "", "@_jit", *_comb_lines(red), "", "", "@_jit", *_fin_lines(red),
     ]

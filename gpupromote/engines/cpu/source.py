@@ -14,9 +14,8 @@ from ...kernel.math import _library  # noqa: F401 - fills the registry is_straig
 from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
 from ...kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT, TOGETHER
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
-from .cache import MATH_INTERLEAVE
 from .plain import MATH_CALL as _MATH_CALL, PLAIN as _PLAIN, plain_conversions as _plain_conversions
-from .tables import calls_math
+from .tables import calls_math, math_interleave
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
@@ -262,11 +261,11 @@ def vector_width_lines(kernel) -> list[str]:
     return [] if calls_math(kernel) else ["    prefer_256_bit()"]
 
 
-def jit_line(math: bool) -> str:
-    """The generated module's ``_jit`` decorator; a kernel that calls the math library (``math``)
-    compiles its loops with cache.MATH_INTERLEAVE vectors in flight."""
-    interleave = f", interleave={MATH_INTERLEAVE}" if math else ""
-    return f"_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True{interleave})"
+def jit_line(interleave: int | None) -> str:
+    """The generated module's ``_jit`` decorator: its loops compiled with ``interleave`` vectors in
+    flight (tables.math_interleave: a kernel that calls the math library), None for LLVM's choice."""
+    option = f", interleave={interleave}" if interleave else ""
+    return f"_jit = cached_njit(nogil=True, error_model='numpy', boundscheck=False, no_cfunc_wrapper=True{option})"
 
 
 def source(kernel) -> str:
@@ -288,7 +287,7 @@ def source(kernel) -> str:
         "",
         "# error_model='numpy': float x / 0 is inf or nan, never a ZeroDivisionError. Cached in the",
         "# tag folder beside this file, where a damaged cache file is dropped, not fatal.",
-        jit_line(calls_math(kernel)),
+        jit_line(math_interleave(kernel)),
         "",
         "",
         "@_jit",

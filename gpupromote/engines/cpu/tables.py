@@ -23,9 +23,9 @@ import numpy as np
 
 from ...kernel import ir
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY
-from .cache import cached_njit
+from .cache import MATH_INTERLEAVE, WIDER_INTERLEAVE, WIDER_INTERLEAVE_FUNCTIONS, cached_njit
 
-__all__ = ["calls_math", "table_bits", "min_elements", "Tables", "gather"]
+__all__ = ["calls_math", "math_interleave", "table_bits", "min_elements", "Tables", "gather"]
 
 _MATH = frozenset(UNARY) | frozenset(BINARY) | {"gp_csqrt", "gp_power_real", "gp_power_complex"}
 _NARROW_SUFFIXES = tuple(f"_{code}" for code in NARROW_ROUNDING)
@@ -39,7 +39,21 @@ def _helper(expr: str) -> str:
 
 def calls_math(kernel) -> bool:
     """Whether ``kernel`` calls the owned math library (exp, tanh, power, ...)."""
-    return any(isinstance(n, ir.Apply) and n.expr and _helper(n.expr) in _MATH for n in kernel._order)
+    return bool(_math_helpers(kernel))
+
+
+def _math_helpers(kernel) -> set:
+    return {h for n in kernel._order if isinstance(n, ir.Apply) and n.expr and (h := _helper(n.expr)) in _MATH}
+
+
+def math_interleave(kernel) -> int | None:
+    """The vectors an elementwise loop of ``kernel`` keeps in flight (cache.MATH_INTERLEAVE; more
+    for a kernel calling only the functions of cache.WIDER_INTERLEAVE_FUNCTIONS); None where it calls
+    no math (LLVM's cost model decides)."""
+    helpers = _math_helpers(kernel)
+    if not helpers:
+        return None
+    return WIDER_INTERLEAVE if helpers <= WIDER_INTERLEAVE_FUNCTIONS else MATH_INTERLEAVE
 
 
 def table_bits(kernel, storage) -> int | None:
