@@ -168,6 +168,20 @@ def test_fused_chains_with_twins():
         _same(softplus(x), _want("log", _want("exp", x) + 1.0))
 
 
+def test_the_blocks_borrow_their_arrays():
+    """The blocks function holds its arguments for the whole call, so its views reach the passes
+    without reference counts (an atomic around each call, waiting for the block's stores) and its
+    in-place buffer is in its stack frame; the in-place and rare-block results: test_in_place."""
+    text = cpu_source.source(ir.from_plan(plan_for("add", [np.ones(4, np.float32), np.ones(4, np.float32)],
+                                                   policy="numpy")))
+    assert "def blocks(" not in text
+    x = np.ones(4, np.float32)
+    text = cpu_source.source(gp.fuse(lambda a, b: gp.sin(a) * b).kernel(x, x))
+    blocks = text[text.index("def blocks("):text.index("def twin_pass(")]
+    assert blocks.splitlines()[1:4] == ["    x0 = borrowed(x0)", "    x1 = borrowed(x1)", "    out = borrowed(out)"], blocks
+    assert f"bo = scratch({BUFFER_ELEMENTS}, np.float32)" in blocks and "np.empty" not in blocks
+
+
 def test_which_kernels_have_twins():
     def kernel(op, *args):
         return ir.from_plan(plan_for(op, list(args), policy="numpy"))

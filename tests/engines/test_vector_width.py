@@ -1,7 +1,8 @@
 """Plain-arithmetic kernels ask LLVM for 256-bit vectors (intrinsics.prefer_256_bit, written into
 their generated loop functions by source.vector_width_lines); kernels that call the math library
 keep the 512-bit ones and compile with cache.MATH_INTERLEAVE vectors in flight, or WIDER_INTERLEAVE for
-the functions that gain from it (tables.math_interleave, source.jit_line, cache.interleaving). Both reach the machine code, and no value depends on either."""
+the functions that gain from it (tables.math_interleave, source.jit_line, cache.interleaving). Both
+reach the machine code, and no value depends on either."""
 from __future__ import annotations
 
 import numpy as np

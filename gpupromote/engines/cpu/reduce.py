@@ -140,7 +140,7 @@ def reduce_source(red: Reduction, rowwise=frozenset()) -> str:
         "from numba import carray",
         "from gpupromote.engines.cpu.cache import cached_njit",
         *HELPER_IMPORTS,
-        "from gpupromote.engines.cpu.intrinsics import always_inline, borrowed, fold_add, fold_multiply, scratch  # noqa: F401",
+        "from gpupromote.engines.cpu.intrinsics import always_inline, fold_add, fold_multiply  # noqa: F401",
         "from gpupromote.engines.cpu.intrinsics import prefetch_row  # noqa: F401",
         "",
         jit_line(MATH_INTERLEAVE if _tables.calls_math(red.map) else None),
