@@ -402,8 +402,12 @@ def _run_map_kinds(kernel: ir.Kernel, kinds: tuple, kargs, out, inplace: int | N
                 mod = _maps[key] = load_module(map_source(kernel, tuple(kinds), inplace))
     view = storage_view(kernel.out)
     o = out if view is None else out.view(view)
-    _program.note(mod.apply, [*kargs, o, _program.ROW0, _program.ROW1], M, M * K, (len(kargs),))
+    if _program.active():   # (a staged call's recording; the check alone on small calls)
+        _program.note(mod.apply, [*kargs, o, _program.ROW0, _program.ROW1], M, M * K, (len(kargs),))
     try:
+        if M * K < 2 * _cpu_threads.MIN_CHUNK:   # one thread: no ranges to make (a small call, ~0.7 us)
+            mod.apply(*kargs, o, 0, M)
+            return out
         # split as the elementwise kernels split (threads.MIN_CHUNK elements a thread at least), by rows
         _cpu_threads.run_ranges(lambda m0, m1: mod.apply(*kargs, o, m0, m1), _cpu_threads.row_ranges(M, M * K))
     except numba_errors.NumbaError as exc:
