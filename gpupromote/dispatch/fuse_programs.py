@@ -104,16 +104,20 @@ def _program_key(policy, args, captured):
     if any(t not in PY_SCALARS and not issubclass(t, np.generic) for _, t, _ in captured):
         return None
     key = [policy, captured, _cpu_threads.thread_count() > 1]
-    spans = []
+    arrays = []
     for a in args:
-        if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous:
-            key.append((a.shape, a.dtype, a.flags.writeable))
-            spans.append((a.__array_interface__["data"][0], a.nbytes))
+        if type(a) is np.ndarray and a.ndim:
+            flags = a.flags
+            if not flags.c_contiguous:
+                return None
+            key.append((a.shape, a.dtype, flags.writeable))
+            arrays.append(a)
         elif type(a) in PY_SCALARS:
             key.append((type(a), repr(a)))
         else:
             return None
-    spans.sort()
-    if any(lo + n > next_lo for (lo, n), (next_lo, _) in zip(spans, spans[1:])):
-        return None   # arguments that share memory: a launch's view of one would be a view of another
+    if len(arrays) > 1:   # (an address costs __array_interface__'s dict: only where two may overlap)
+        spans = sorted((a.__array_interface__["data"][0], a.nbytes) for a in arrays)
+        if any(lo + n > next_lo for (lo, n), (next_lo, _) in zip(spans, spans[1:])):
+            return None   # arguments that share memory: a launch's view of one would be a view of another
     return tuple(key)
