@@ -291,10 +291,11 @@ def _launch(calls, row_local, block_rows):
 
 def _blocks(calls, m0, m1, block_rows):
     """The launches ``calls`` over rows m0 .. m1, every launch over a block of rows before the next
-    block (all at once where ``block_rows`` is None). A reduction's launch on a block that is not
-    the last asks the caches for the next block's rows of what it reads (intrinsics.prefetch_row):
-    the first launch of a block then reads them from the cache, not from memory (softmax 4096 x
-    1024 float32: its max 0.58 -> 0.37 ms, the three launches 2.72 -> 2.43)."""
+    block (all at once where ``block_rows`` is None). The launch with an ``ahead`` slot (the last
+    reduction: Program.__init__) asks, on every block of the thread's but its last, for the next
+    block's rows of what it reads (intrinsics.prefetch_row): the first launch of a block then reads
+    them from the cache, not from memory (softmax 4096 x 1024 float32: its max 0.58 -> 0.37 ms, the
+    three launches 2.72 -> 2.43)."""
     if block_rows is None:
         _over(calls, m0, m1)
         return

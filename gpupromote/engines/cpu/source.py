@@ -403,9 +403,9 @@ def _twin_lines(kernel) -> list[str]:
     args = _block_args(kernel)
     params = ", ".join(_param_names(kernel) + ["out"])
     # Note: the arrays borrowed (intrinsics.borrowed): a block's views passed to the passes, which are
-    # not inlined, had their reference counts taken and dropped around each call, and each atomic
-    # waited for the block's stores to reach the cache, from memory (float32 tanh of 10**7 with
-    # out=, one Zen 5 thread: 3.98 -> 3.65 ms)
+    # not inlined, had their reference counts taken and dropped around each call (12 of a block's 18
+    # calls), each an atomic that waits for the block's stores (float32 tanh of 10**7 with out=, one
+    # Zen 5 thread: 4.11 -> 4.05 ms, medians of four alternating runs, within the noise)
     lines = ["", "", "@_jit", f"def blocks({params}):",
              *[f"    x{p.index} = borrowed(x{p.index})" for p in arrays], "    out = borrowed(out)",
              f"    bo = scratch({BUFFER_ELEMENTS}, {_storage_np(kernel.out)})",
