@@ -13,6 +13,8 @@ from gpupromote.dispatch.api import plan_for
 from gpupromote.dispatch.folding import fold_operand
 from gpupromote.engines.cpu import kernels, tables
 from gpupromote.engines.cpu.kernels import kernel_for
+from gpupromote.engines.cpu.narrow import HARDWARE_HALF
+from gpupromote.kernel.math import lean_entries
 from gpupromote.engines.cpu.source import storage_view
 
 NARROW = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
@@ -20,7 +22,8 @@ NARROW = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn"
           "uint16": np.uint16}
 # (policy, op, operands): kernels that call the owned math library on one narrow array
 CASES = [(pol, op, [dt]) for pol in ("numpy", "torch") for op in ("exp", "log1p", "tanh", "sigmoid", "erf", "arcsin")
-         for dt in ("float16", "bfloat16", "float8_e4m3fn", "int8", "uint16")] + \
+         for dt in ("float16", "bfloat16", "float8_e4m3fn", "int8", "uint16")
+         if not (HARDWARE_HALF and dt == "float16" and f"gpm_{op}_f16" in lean_entries())] + \
         [("torch", "power", [dt, 2.5]) for dt in ("float16", "bfloat16", "float8_e5m2")] + \
         [("numpy", "arctan2", [dt, -0.5]) for dt in ("float16", "int16", "uint8")]
 
@@ -106,6 +109,30 @@ def test_fused_chain_of_one_narrow_input_is_tabulated_and_equals_eager():
     assert np.asarray(fused).dtype == ml_dtypes.bfloat16
     same = _bits(np.asarray(fused)) == _bits(np.asarray(eager))
     assert same.all(), f"{(~same).sum()} bytes differ"
+
+
+LEAN_FLOAT16 = ["exp", "tanh"]   # the float16 entries that round a lean path (kernel/math/lean32.py)
+
+
+def test_the_lean_float16_entries_are_the_expected_ones():
+    assert {f"gpm_{op}_f16" for op in LEAN_FLOAT16} == {n for n in lean_entries() if n.endswith("_f16")}
+
+
+@pytest.mark.skipif(not HARDWARE_HALF, reason="float16 converts in software here: its kernels keep their tables")
+@pytest.mark.parametrize("policy", ["numpy", "torch"])
+@pytest.mark.parametrize("op", LEAN_FLOAT16)
+def test_float16_kernels_of_lean_entries_run_their_loop_on_long_calls(op, policy):
+    """A float16 entry rounding a float32-arithmetic path has a loop faster than a lookup: no
+    table, a long call gives its loop's bits; bfloat16's and an int8 operand's keep their tables."""
+    plan = plan_for(op, [gp.spec("float16")], policy)
+    k = kernel_for(plan)
+    assert k.table_bits is None and k._tables is None
+    assert kernel_for(plan_for(op, [gp.spec("bfloat16")], policy)).table_bits == 16
+    assert kernel_for(plan_for(op, [gp.spec("int8")], "numpy")).table_bits == 8    # computed in float16
+    x = _patterns("float16", copies=tables.min_elements(16) >> 16)
+    with np.errstate(all="ignore"):
+        got = getattr(gp, op)(x, policy=policy)
+    assert _bits(np.asarray(got)).tobytes() == _bits(_loop(plan, x)).tobytes()
 
 
 @pytest.mark.parametrize("policy, op, operands", [

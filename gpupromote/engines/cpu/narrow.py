@@ -8,14 +8,14 @@ target has it (``HARDWARE_HALF``), branch-free bit manipulation elsewhere. Each 
 ``_numba_math`` describes. Apart from the elementwise math (``_numba_binary``) because the two
 share nothing but the building blocks of ``_numba_intrinsics``.
 """
-import platform
 
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import config, errors
+from numba.core import errors
 from numba.extending import intrinsic, overload
 
+from ...kernel.math.numba_binding import HARDWARE_HALF
 from .intrinsics import (OVERLOAD_OPTIONS as _OVERLOAD, bitcast as _bitcast, call_jitted as _call_jitted,
                          helper_njit as _njit)
 
@@ -28,25 +28,6 @@ __all__ = [
 ]
 
 
-def _hardware_half():
-    """Whether LLVM lowers fpext/fptrunc between half and float to one instruction here.
-
-    x86 needs F16C (vcvtph2ps / vcvtps2ph); AArch64 always has it. Elsewhere LLVM emits a
-    libcall (__extendhfsf2) that Numba does not link, so the bit-manipulation path is used.
-    Mirrors how Numba picks its target features (NUMBA_CPU_FEATURES, else the host's).
-    """
-    machine = platform.machine().lower()
-    if machine in ("aarch64", "arm64"):
-        return True
-    if machine not in ("x86_64", "amd64"):
-        return False
-    if config.CPU_FEATURES is not None:
-        return "+f16c" in config.CPU_FEATURES.split(",")
-    import llvmlite.binding as llvm
-    return bool(llvm.get_host_cpu_features().get("f16c", False))
-
-
-HARDWARE_HALF = _hardware_half()
 
 
 # LLVM's half <-> float conversions (one instruction with F16C; used when HARDWARE_HALF)

@@ -2,7 +2,8 @@
 
 A kernel that calls the owned math library (exp, tanh, erf, power, ...) and reads one 8- or 16-bit
 array (int8, uint8, int16, uint16, float16, bfloat16, the float8 formats), with no checks and
-nothing else but folded scalars, is a function of at most 65,536 bit patterns. On a call of
+nothing else but folded scalars, is a function of at most 65,536 bit patterns (unless it calls
+only narrow entry points that round a lean float32 path, whose loop is faster). On a call of
 ``min_elements(bits)`` elements or more, the CPU engine runs the kernel once over every pattern (its
 own flat loop, with the call's folded scalars, so the table holds exactly the bits the loop gives)
 and then gathers, ``out[i] = table[bits of x[i]]``: one load per element instead of the function.
@@ -22,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel import ir
-from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY
+from ...kernel.math import lean_entries
+from ...kernel.math.numba_binding import HARDWARE_HALF
+from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .cache import MATH_INTERLEAVE, WIDER_INTERLEAVE, WIDER_INTERLEAVE_FUNCTIONS, cached_njit
 
 __all__ = ["calls_math", "math_interleave", "table_bits", "min_elements", "Tables", "gather"]
@@ -46,6 +49,25 @@ def _math_helpers(kernel) -> set:
     return {h for n in kernel._order if isinstance(n, ir.Apply) and n.expr and (h := _helper(n.expr)) in _MATH}
 
 
+# the narrow formats whose lean loops beat the table: float16 where it converts in hardware (10**7
+# float16 tanh, one thread: 1.03 ms, the table 2.05); bfloat16's conversions are integer work (its
+# tanh 2.27 ms, the table 1.77)
+_LOOP_FORMATS = frozenset({"f2"} if HARDWARE_HALF else ())
+
+
+def _calls_lean_only(kernel) -> bool:
+    """Whether every math call of ``kernel`` is a narrow entry point rounding a lean float32 path
+    (``gp_tanh_f2`` -> gpm_tanh_f16, kernel.math.lean_entries()) of a format of _LOOP_FORMATS:
+    16 float32 lanes a vector and the rounding one conversion, its loop is faster than a table."""
+    calls = [n.expr.split("(", 1)[0].strip() for n in kernel._order
+             if isinstance(n, ir.Apply) and n.expr and _helper(n.expr) in _MATH]
+    for name in calls:
+        helper, _, code = name.rpartition("_")
+        if helper not in UNARY or code not in _LOOP_FORMATS or narrow_entry(UNARY[helper][0], code) not in lean_entries():
+            return False
+    return bool(calls)
+
+
 def math_interleave(kernel) -> int | None:
     """The vectors an elementwise loop of ``kernel`` keeps in flight (cache.MATH_INTERLEAVE; more
     for a kernel calling only the functions of cache.WIDER_INTERLEAVE_FUNCTIONS); None where it calls
@@ -62,6 +84,8 @@ def table_bits(kernel, storage) -> int | None:
         return None
     if storage.kind not in "iuf" or storage.itemsize > 2:
         return None   # bool: two values, nothing to gain
+    if storage.itemsize == 2 and _calls_lean_only(kernel):
+        return None   # (an 8-bit operand keeps its table: int8 tanh in float16 1.63 ms, its loop 1.80)
     return 8 * storage.itemsize if calls_math(kernel) else None
 
 

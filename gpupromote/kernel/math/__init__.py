@@ -9,7 +9,7 @@ See README.md in this folder for the language, the entry points and the measured
 """
 from __future__ import annotations
 
-__all__ = ["cuda_source", "numba_functions", "entry_points"]
+__all__ = ["cuda_source", "numba_functions", "entry_points", "lean_entries"]
 
 
 def cuda_source(names=None) -> str:
@@ -31,3 +31,10 @@ def entry_points() -> dict:
     from ._cpp import signature
     from ._dsl import REGISTRY
     return {n: signature(n)[1:] for n, e in REGISTRY.items() if e.public}
+
+
+def lean_entries() -> frozenset:
+    """The float16 / bfloat16 entry points that round a lean float32 path (lean32.py), e.g.
+    ``gpm_tanh_f16``: a CPU loop calling them runs faster than a table lookup."""
+    from ._narrow_entries import LEAN
+    return LEAN

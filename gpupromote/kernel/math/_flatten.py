@@ -28,12 +28,17 @@ import functools
 from ._cpp_render import function_ast
 from ._dsl import REGISTRY
 
-__all__ = ["is_straight", "flat_source", "INTRINSIC_PREFIX"]
+__all__ = ["is_straight", "flat_source", "INTRINSIC_PREFIX", "NATIVE_HELPERS"]
+
+# helpers a Numba rendering may replace by one instruction of the target, which computes exactly
+# what the helper's arithmetic does: ``flat_source(name, native=True)`` writes a call to the
+# primitive named here instead of the helper's statements (numba_binding.HARDWARE_HALF decides)
+NATIVE_HELPERS = {"gpm_carrier_f16": "round_f16"}   # IEEE rounding to binary16's grid: vcvtps2ph
 
 # names the renderings bind themselves (types, primitives): never renamed
 _BUILTIN = frozenset(("f64", "f32", "i64", "u64", "i32", "u32", "u16", "u8", "bool", "fma", "sqrt", "fabs",
                       "copysign", "floor", "ceil", "trunc", "rint", "select", "as_u64", "as_i64", "as_f64",
-                      "as_u32", "as_i32", "as_f32"))
+                      "as_u32", "as_i32", "as_f32", *NATIVE_HELPERS.values()))
 
 
 def _body(name):
@@ -69,8 +74,9 @@ class _Flattener:
     """Builds one flat function; ``values`` collects the module-level values it reads, each under
     a name unique to its module (two modules may use one name for different constants)."""
 
-    def __init__(self):
+    def __init__(self, native: bool = False):
         self.values: dict = {}
+        self.native = native
         self._count = 0
 
     def _global(self, fn, name):
@@ -111,6 +117,8 @@ class _Flattener:
 
             def visit_Call(self, node):
                 node.args = [self.visit(a) for a in node.args]
+                if flattener.native and isinstance(node.func, ast.Name) and node.func.id in NATIVE_HELPERS:
+                    return ast.Call(ast.Name(NATIVE_HELPERS[node.func.id], ast.Load()), node.args, [])
                 if isinstance(node.func, ast.Name) and node.func.id in REGISTRY and is_straight(node.func.id):
                     return flattener.inline(node.func.id, node.args, out)
                 node.func = self.visit(node.func)
@@ -127,12 +135,13 @@ class _Flattener:
 
 
 @functools.lru_cache(maxsize=None)
-def flat_source(name) -> tuple[str, dict]:
+def flat_source(name, native: bool = False) -> tuple[str, dict]:
     """(source of ``def <name>(...)`` with every callee inlined (a straight-line function calls
-    only straight-line ones), the module-level values it reads by their unique names)."""
+    only straight-line ones), the module-level values it reads by their unique names). ``native``:
+    the calls to NATIVE_HELPERS become their primitives."""
     fdef = function_ast(name)
     params = [a.arg for a in fdef.args.args]
-    flattener = _Flattener()
+    flattener = _Flattener(native)
     out: list = []
     result = flattener.inline(name, [ast.Name(p, ast.Load()) for p in params], out, top=True)
     fn = ast.FunctionDef(name=name, args=copy.deepcopy(fdef.args), body=[*out, ast.Return(result)],

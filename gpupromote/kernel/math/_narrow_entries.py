@@ -1,17 +1,19 @@
 """The float16 and bfloat16 entry points of the unary functions: the float32 path's value rounded
 to the format (narrow32.py), with the inputs where that is not the correctly rounded result replaced
 (found over all 65,536 inputs of each format by tests/kernel/math/find_narrow_exceptions.py; generated,
-do not edit). A function absent here for a format keeps the double path (too many such inputs)."""
+do not edit; lean paths and the NaN-in roundings: see that script). A function absent here for a
+format keeps the double path (too many such inputs)."""
 from __future__ import annotations
 
 from ._dsl import as_f32, as_u32, f32, public, select, u32  # noqa: F401
-from .narrow32 import gpm_narrow_bf16, gpm_narrow_f16
+from .narrow32 import gpm_narrow_bf16, gpm_narrow_bf16_nan_in, gpm_narrow_f16, gpm_narrow_f16_nan_in  # noqa: F401
 from .float32 import (gpm_arccos_f32_raw, gpm_arccosh_f32_raw, gpm_arcsin_f32_raw, gpm_arcsinh_f32_raw,
                       gpm_arctan_f32_raw, gpm_arctanh_f32_raw, gpm_cbrt_f32_raw, gpm_cos_f32_raw,
                       gpm_cosh_f32_raw, gpm_erf_f32_raw, gpm_exp2_f32_raw, gpm_exp_f32_raw,
                       gpm_expm1_f32_raw, gpm_log10_f32_raw, gpm_log1p_f32_raw, gpm_log2_f32_raw,
                       gpm_log_f32_raw, gpm_rsqrt_f32_raw, gpm_sigmoid_f32_raw, gpm_sin_f32_raw,
-                      gpm_sinh_f32_raw, gpm_tan_f32_raw, gpm_tanh_f32_raw)
+                      gpm_sinh_f32_raw, gpm_tan_f32_raw)
+from .lean32 import (gpm_exp_f32_lean, gpm_tanh_f32_lean)
 
 
 @public
@@ -28,13 +30,13 @@ def gpm_rsqrt_bf16(x: f32) -> f32:
 
 @public
 def gpm_cbrt_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_cbrt_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_cbrt_f32_raw(x))
     return r
 
 
 @public
 def gpm_exp_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_exp_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_exp_f32_lean(x))
     b = as_u32(x)
     r = select(b == u32(0x3bef2000), as_f32(u32(0x3f80e000)), r)
     r = select(b == u32(0x3cb9e000), as_f32(u32(0x3f82e000)), r)
@@ -43,13 +45,13 @@ def gpm_exp_f16(x: f32) -> f32:
 
 @public
 def gpm_exp_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_exp_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_exp_f32_raw(x))
     return r
 
 
 @public
 def gpm_exp2_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_exp2_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_exp2_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x3a38a000), as_f32(u32(0x3f802000)), r)
     return r
@@ -57,13 +59,13 @@ def gpm_exp2_f16(x: f32) -> f32:
 
 @public
 def gpm_exp2_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_exp2_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_exp2_f32_raw(x))
     return r
 
 
 @public
 def gpm_expm1_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_expm1_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_expm1_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x3a350000), as_f32(u32(0x3a352000)), r)
     return r
@@ -71,7 +73,7 @@ def gpm_expm1_f16(x: f32) -> f32:
 
 @public
 def gpm_expm1_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_expm1_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_expm1_f32_raw(x))
     return r
 
 
@@ -215,7 +217,7 @@ def gpm_arccos_bf16(x: f32) -> f32:
 
 @public
 def gpm_arctan_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_arctan_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_arctan_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x3ce8a000), as_f32(u32(0x3ce8a000)), r)
     r = select(b == u32(0x3e56a000), as_f32(u32(0x3e53a000)), r)
@@ -228,13 +230,13 @@ def gpm_arctan_f16(x: f32) -> f32:
 
 @public
 def gpm_arctan_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_arctan_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_arctan_f32_raw(x))
     return r
 
 
 @public
 def gpm_sinh_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_sinh_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_sinh_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x401e4000), as_f32(u32(0x40bc6000)), r)
     r = select(b == u32(0xc01e4000), as_f32(u32(0xc0bc6000)), r)
@@ -243,13 +245,13 @@ def gpm_sinh_f16(x: f32) -> f32:
 
 @public
 def gpm_sinh_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_sinh_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_sinh_f32_raw(x))
     return r
 
 
 @public
 def gpm_cosh_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_cosh_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_cosh_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x3d000000), as_f32(u32(0x3f802000)), r)
     r = select(b == u32(0xbd000000), as_f32(u32(0x3f802000)), r)
@@ -258,25 +260,25 @@ def gpm_cosh_f16(x: f32) -> f32:
 
 @public
 def gpm_cosh_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_cosh_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_cosh_f32_raw(x))
     return r
 
 
 @public
 def gpm_tanh_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_tanh_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_tanh_f32_lean(x))
     return r
 
 
 @public
 def gpm_tanh_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_tanh_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_tanh_f32_lean(x))
     return r
 
 
 @public
 def gpm_arcsinh_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_arcsinh_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_arcsinh_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x3e57a000), as_f32(u32(0x3e562000)), r)
     r = select(b == u32(0x4163e000), as_f32(u32(0x40566000)), r)
@@ -287,7 +289,7 @@ def gpm_arcsinh_f16(x: f32) -> f32:
 
 @public
 def gpm_arcsinh_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_arcsinh_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_arcsinh_f32_raw(x))
     return r
 
 
@@ -319,7 +321,7 @@ def gpm_arctanh_bf16(x: f32) -> f32:
 
 @public
 def gpm_sigmoid_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_sigmoid_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_sigmoid_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x3b400000), as_f32(u32(0x3f002000)), r)
     r = select(b == u32(0x3be00000), as_f32(u32(0x3f006000)), r)
@@ -333,13 +335,13 @@ def gpm_sigmoid_f16(x: f32) -> f32:
 
 @public
 def gpm_sigmoid_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_sigmoid_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_sigmoid_f32_raw(x))
     return r
 
 
 @public
 def gpm_erf_f16(x: f32) -> f32:
-    r = gpm_narrow_f16(x, gpm_erf_f32_raw(x))
+    r = gpm_narrow_f16_nan_in(x, gpm_erf_f32_raw(x))
     b = as_u32(x)
     r = select(b == u32(0x3ac24000), as_f32(u32(0x3adb2000)), r)
     r = select(b == u32(0xbac24000), as_f32(u32(0xbadb2000)), r)
@@ -348,5 +350,10 @@ def gpm_erf_f16(x: f32) -> f32:
 
 @public
 def gpm_erf_bf16(x: f32) -> f32:
-    r = gpm_narrow_bf16(x, gpm_erf_f32_raw(x))
+    r = gpm_narrow_bf16_nan_in(x, gpm_erf_f32_raw(x))
     return r
+
+
+# the entries rounding a lean path: a kernel calling only these runs its loop on long calls, not a
+# table (engines/cpu/tables.py)
+LEAN = frozenset({'gpm_exp_f16', 'gpm_tanh_bf16', 'gpm_tanh_f16'})

@@ -27,7 +27,7 @@ from numba.core import cgutils
 from ._cpp_render import signature
 from ._dsl import SIGNED, Table
 from ._flatten import INTRINSIC_PREFIX, flat_source, is_straight
-from .numba_binding import intrinsic_of_arity
+from .numba_binding import HARDWARE_HALF, intrinsic_of_arity, round_f16
 
 __all__ = ["intrinsic_for", "kernel_intrinsics", "INTRINSIC_PREFIX"]
 
@@ -50,7 +50,7 @@ _BITCASTS = {"as_u64": "u64", "as_i64": "i64", "as_f64": "f64", "as_u32": "u32",
 @functools.lru_cache(maxsize=None)
 def _flat_function(name):
     """(parameter names, statements, return expression, module-level values) of the flattened text."""
-    text, values = flat_source(name)
+    text, values = flat_source(name, native=HARDWARE_HALF)
     fdef = ast.parse(text).body[0]
     return [a.arg for a in fdef.args.args], fdef.body[:-1], fdef.body[-1].value, values
 
@@ -172,6 +172,8 @@ class _Emitter:
         if f == "select":
             (c, _), (a, t), (b, _) = args
             return self.b.select(c, a, b), t
+        if f == "round_f16":
+            return round_f16(self.b, args[0][0]), "f32"
         if f in _BITCASTS:
             dst = _BITCASTS[f]
             return self.b.bitcast(args[0][0], _LL[dst]), dst

@@ -10,7 +10,13 @@ rounded float32 value again to 11 or 8 bits gives the correctly rounded narrow v
 float32 value lands on a narrow rounding boundary the exact value is not on: a few of the 65,536
 float16 inputs of a function, no bfloat16 one. Those inputs, found by comparing with the double path
 on every input (tests/kernel/math/find_narrow_exceptions.py), are replaced by their correct results,
-a compare and a select each; a function that would need many keeps the double path.
+a compare and a select each; a function that would need many keeps the double path. Where a function
+has a lean path (lean32.py, float32 arithmetic only) that needs as few, the entry rounds that instead.
+
+The float16 carrier is IEEE rounding to binary16's grid: where the target converts in hardware (F16C),
+the Numba renderings write the conversion there and back instead of its arithmetic
+(_flatten.NATIVE_HELPERS), and a kernel's own conversion to float16 after it folds into one
+instruction (tests/kernel/math/test_narrow_native.py holds the two to the same bits).
 """
 from __future__ import annotations
 
@@ -58,3 +64,16 @@ def gpm_narrow_f16(x: f32, y: f32) -> f32:
 def gpm_narrow_bf16(x: f32, y: f32) -> f32:
     """The bfloat16 result of input x from its float32 result y: y rounded, a NaN the format's one."""
     return gpm_narrow_nan(x, y, gpm_carrier_bf16(y))
+
+
+@helper
+def gpm_narrow_f16_nan_in(x: f32, y: f32) -> f32:
+    """gpm_narrow_f16 for a function whose value is a NaN only where its input is one (y is then
+    not read): two vector operations fewer."""
+    return select(x != x, copysign(as_f32(u32(0x7FC00000)), x), gpm_carrier_f16(y))
+
+
+@helper
+def gpm_narrow_bf16_nan_in(x: f32, y: f32) -> f32:
+    """gpm_narrow_bf16 for a function whose value is a NaN only where its input is one."""
+    return select(x != x, copysign(as_f32(u32(0x7FC00000)), x), gpm_carrier_bf16(y))

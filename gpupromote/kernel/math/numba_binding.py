@@ -17,21 +17,50 @@ Complex entry points return (re, im) tuples.
 from __future__ import annotations
 
 import functools
+import platform
 import types as pytypes
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.core import cgutils
+from numba.core import cgutils, config
 from numba.extending import intrinsic
 
 from . import _dsl
 from ._dsl import REGISTRY, Table
 from ._flatten import flat_source, is_straight
 
-__all__ = ["numba_functions", "PRIMITIVES", "JIT_OPTIONS", "intrinsic_of_arity"]
+__all__ = ["numba_functions", "PRIMITIVES", "JIT_OPTIONS", "intrinsic_of_arity", "HARDWARE_HALF", "round_f16"]
 
 JIT_OPTIONS = {"error_model": "numpy", "fastmath": False}
+
+
+def _hardware_half():
+    """Whether LLVM lowers fpext/fptrunc between half and float to one instruction here.
+
+    x86 needs F16C (vcvtph2ps / vcvtps2ph); AArch64 always has it. Elsewhere LLVM emits a
+    libcall (__extendhfsf2) that Numba does not link, so the bit-manipulation paths are used.
+    Mirrors how Numba picks its target features (NUMBA_CPU_FEATURES, else the host's).
+    """
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return True
+    if machine not in ("x86_64", "amd64"):
+        return False
+    if config.CPU_FEATURES is not None:
+        return "+f16c" in config.CPU_FEATURES.split(",")
+    import llvmlite.binding as llvm
+    return bool(llvm.get_host_cpu_features().get("f16c", False))
+
+
+HARDWARE_HALF = _hardware_half()
+
+
+def round_f16(builder, y):
+    """float32 ``y`` (not NaN) rounded to binary16's grid, ties to even, held in a float32: the
+    conversion there and back (vcvtps2ph and vcvtph2ps), what narrow32.gpm_carrier_f16 computes
+    in arithmetic; only where HARDWARE_HALF (flat_source's ``native``)."""
+    return builder.fpext(builder.fptrunc(y, ir.HalfType()), ir.FloatType())
 
 
 def _llvm_name(base, ty):
@@ -118,6 +147,13 @@ def _bitcast(src_kinds, dst):
     return op
 
 
+@intrinsic
+def _round_f16(typingctx, y):
+    if types.unliteral(y) != types.float32:
+        return None
+    return types.float32(types.float32), lambda context, builder, sig, args: round_f16(builder, args[0])
+
+
 PRIMITIVES = {
     "fma": _float_intrinsic("llvm.fma", 3),
     "sqrt": _float_intrinsic("llvm.sqrt", 1),
@@ -134,6 +170,7 @@ PRIMITIVES = {
     "as_u32": _bitcast((types.float32,), types.uint32),
     "as_i32": _bitcast((types.float32,), types.int32),
     "as_f32": _bitcast((types.uint32, types.int32), types.float32),
+    "round_f16": _round_f16,
 }
 
 
@@ -191,7 +228,7 @@ def _bind(g: dict) -> dict:
 
 def _compile_flat(name):
     """The Python function of ``name``'s flattened text (it calls no other library function)."""
-    text, values = flat_source(name)
+    text, values = flat_source(name, native=HARDWARE_HALF)
     g = _bind({**{t: getattr(_dsl, t) for t in _dsl.__all__}, **values})
     g["__name__"] = f"{__name__}.flat"
     exec(compile(text, f"<gpupromote flat {name}>", "exec"), g)

@@ -23,6 +23,7 @@ import numpy as np
 from ._isolation import ensure_kernel_math_importable
 
 ensure_kernel_math_importable()
+from gpupromote.kernel.math._cpp_render import signature as _library_signature  # noqa: E402
 from gpupromote.kernel.math import cuda_source, entry_points, numba_functions  # noqa: E402
 from gpupromote.kernel.math.llvm_binding import intrinsic_for  # noqa: E402
 
@@ -37,7 +38,9 @@ _CACHE = Path(os.environ.get("GP_TEST_CACHE_DIR") or _ROOT / ".cache") / "gpm_ma
 
 
 def signature(name):
-    pts, rt = entry_points()[name]
+    """(parameter types, return types, whether it returns a tuple) of a public function or a helper."""
+    entry_points()   # registers every function
+    pts, rt = _library_signature(name)[1:]
     return pts, (rt if isinstance(rt, tuple) else (rt,)), isinstance(rt, tuple)
 
 
