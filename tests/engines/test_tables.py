@@ -135,6 +135,19 @@ def test_float16_kernels_of_lean_entries_run_their_loop_on_long_calls(op, policy
     assert _bits(np.asarray(got)).tobytes() == _bits(_loop(plan, x)).tobytes()
 
 
+def test_a_float16_chain_around_a_lean_entry_keeps_its_table():
+    """Only a kernel that is the one call runs its loop: a chain of float16 steps around tanh (each
+    rounded to float16 under NumPy's rules) is faster through its table."""
+    chain = gp.fuse(lambda x: 0.5 * x * (1 + gp.tanh(x)), policy="numpy")
+    for k in kernels._kernels.values():
+        if k._tables is not None:
+            k._tables._by_scalars.clear()
+    with np.errstate(all="ignore"):
+        chain(_patterns("float16", 4))
+    tabulated = [k for k in kernels._kernels.values() if k._tables is not None and k._tables._by_scalars]
+    assert len(tabulated) == 1
+
+
 @pytest.mark.parametrize("policy, op, operands", [
     ("numpy", "arctan2", ["float16", "float16"]),   # two arrays
     ("numpy", "exp", ["float32"]),                  # a wide operand
