@@ -35,6 +35,7 @@ def entry_points() -> dict:
 
 def lean_entries() -> frozenset:
     """The float16 / bfloat16 entry points that round a lean float32 path (lean32.py), e.g.
-    ``gpm_tanh_f16``: a CPU loop calling them runs faster than a table lookup."""
+    ``gpm_tanh_f16``: the CPU engine runs a float16 kernel that is one call of one of these as a
+    loop, not a table lookup (engines/cpu/tables.py)."""
     from ._narrow_entries import LEAN
     return LEAN

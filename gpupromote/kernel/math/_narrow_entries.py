@@ -354,6 +354,6 @@ def gpm_erf_bf16(x: f32) -> f32:
     return r
 
 
-# the entries rounding a lean path: a kernel calling only these runs its loop on long calls, not a
-# table (engines/cpu/tables.py)
+# the entries rounding a lean path: a float16 kernel that is one call of one of these runs its loop
+# on long calls, not a table (engines/cpu/tables.py)
 LEAN = frozenset({'gpm_exp_f16', 'gpm_tanh_bf16', 'gpm_tanh_f16'})

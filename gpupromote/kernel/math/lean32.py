@@ -39,8 +39,9 @@ def gpm_tanh_f32_lean(x: f32) -> f32:
 def gpm_exp_f32_lean(x: f32) -> f32:
     """exp(x) within 0.8 float32 ulp for the float16 values x in [-17.3, 11.1] (measured against
     mpmath); x is clamped to [-18, 12], where float16's exp rounds to 0 below -17.33 and to inf
-    above 11.09 (bfloat16's range is wider: the scan keeps its raw path). k = round(x / ln 2) in the shifter's low bits, r = x - k ln 2 in two steps (ln 2's
-    high part has 14 bits, so k ln2_hi is exact), e^r = 1 + r + r^2 q(r) with q of degree 4 (a
+    above 11.09 (bfloat16's range is wider: the scan keeps its raw path). k = round(x / ln 2) in
+    the shifter's low bits, r = x - k ln 2 in two steps (ln 2's high part has 14 bits, so k ln2_hi
+    is exact), e^r = 1 + r + r^2 q(r) with q of degree 4 (a
     least-squares fit, 2^-27.9 relative over |r| <= 0.35), then k added to the exponent. Rounded to
     float16 it needs two fixes (inputs within 0.1 float32 ulp of a float16 tie: 0x1f79, 0x25cf)."""
     a = gpm_min_f32(gpm_max_f32(x, f32(-18.0)), f32(12.0))

@@ -82,9 +82,29 @@ def write(rows: dict | None) -> None:
             out += [f"    r = select(b == u32({b:#010x}), as_f32(u32({v:#010x})), r)" for b, v in fixes]
             out.append("    return r")
     lean = sorted(f"gpm_{n}_{fmt}" for n in names for fmt in FORMATS if (rows[f"{n}_{fmt}"] or ("",))[0] == "lean")
-    out += ["", "", "# the entries rounding a lean path: a kernel calling only these runs its loop on long calls, not a",
-            "# table (engines/cpu/tables.py)", f"LEAN = frozenset({{{', '.join(repr(n) for n in lean)}}})"]
+    out += ["", "", "# the entries rounding a lean path: a float16 kernel that is one call of one of these runs its loop",
+            "# on long calls, not a table (engines/cpu/tables.py)", f"LEAN = frozenset({{{', '.join(repr(n) for n in lean)}}})"]
     TARGET.write_text("\n".join(out) + "\n")
+
+
+def _choose(name, fmt, x32, right, carrier, has_lean):
+    """The first (path, rounding, fixes) with at most MAX_FIXES fixes, cheapest first, or None."""
+    import numpy as np
+    from tests.kernel.math import _reference as R
+    from tests.kernel.math._harness import numba_call
+    nan_only_on_nan = not np.isnan(carrier[~np.isnan(x32)]).any()
+    roundings = [f"gpm_narrow_{fmt}_nan_in"] * nan_only_on_nan + [f"gpm_narrow_{fmt}"]
+    for path in ["lean"] * has_lean + ["raw"]:
+        y = numba_call(f"gpm_{name}_f32_{path}", x32)
+        for rounding in roundings:
+            with np.errstate(invalid="ignore"):
+                ours_bits = numba_call(rounding, x32, y).astype(R.narrow_dtype(fmt)).view(np.uint16)
+            bad = np.nonzero(ours_bits != right)[0]
+            print(name, fmt, path, rounding, len(bad), file=sys.stderr, flush=True)
+            if len(bad) <= MAX_FIXES:
+                return path, rounding, [(int(x32[i:i + 1].view(np.uint32)[0]), int(carrier[i:i + 1].view(np.uint32)[0]))
+                                        for i in bad]
+    return None
 
 
 def scan() -> dict:
@@ -102,23 +122,7 @@ def scan() -> dict:
                 x32 = x.astype(np.float32)
             right = numba_call(f"gpm_round_{fmt}", numba_call(f"gpm_{name}_wide", x))
             carrier = right.view(R.narrow_dtype(fmt)).astype(np.float32)
-            nan_only_on_nan = not np.isnan(carrier[~np.isnan(x32)]).any()
-            roundings = [f"gpm_narrow_{fmt}_nan_in"] * nan_only_on_nan + [f"gpm_narrow_{fmt}"]
-            rows[f"{name}_{fmt}"] = None
-            for path in ["lean"] * (name in lean) + ["raw"]:
-                y = numba_call(f"gpm_{name}_f32_{path}", x32)
-                for rounding in roundings:
-                    ours = numba_call(rounding, x32, y)
-                    with np.errstate(invalid="ignore"):
-                        ours_bits = ours.astype(R.narrow_dtype(fmt)).view(np.uint16)
-                    bad = np.nonzero(ours_bits != right)[0]
-                    print(name, fmt, path, rounding, len(bad), file=sys.stderr, flush=True)
-                    if len(bad) <= MAX_FIXES:
-                        rows[f"{name}_{fmt}"] = (path, rounding, [
-                            (int(x32[i:i + 1].view(np.uint32)[0]), int(carrier[i:i + 1].view(np.uint32)[0])) for i in bad])
-                        break
-                if rows[f"{name}_{fmt}"] is not None:
-                    break
+            rows[f"{name}_{fmt}"] = _choose(name, fmt, x32, right, carrier, name in lean)
     return rows
 
 
