@@ -237,9 +237,10 @@ class _CpuBackend:
     @staticmethod
     def native_max_n(plan):
         """The most elements the compiled dispatcher should run through ``native``; None: no limit.
-        A tabulated kernel's longer calls are faster by table lookup on the Python path (tables.py)."""
+        A tabulated kernel's longer calls are faster by table lookup on the Python path (tables.py),
+        and plain arithmetic's calls too long for the caches by its streaming loop (kernels.stream_min)."""
         compiled = kernel_for(plan)
-        first = compiled.table_min
+        first = compiled.table_min if compiled.table_min is not None else compiled.stream_min()
         if first is not None:
             return first - 1
         # a kernel with fast twins runs them in its blocks loop only (source._twin_lines): longer

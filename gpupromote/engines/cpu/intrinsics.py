@@ -5,7 +5,7 @@ Apart from the helpers themselves (``_numba_narrow``, ``_numba_complex``, ``_num
 that each of those imports only this and none imports another's private names; the helpers
 bind these public names under their old private spellings (``_njit``, ``_bitcast``, ``_iadd``...).
 """
-from llvmlite import ir as _llvm
+from llvmlite import binding as _binding, ir as _llvm
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -16,7 +16,7 @@ from .cache import cached_njit
 __all__ = ["JIT_OPTIONS", "OVERLOAD_OPTIONS", "helper_njit", "call_jitted", "declare_helper", "bitcast",
            "iadd", "isub", "imul", "idiv", "irem", "ishl", "ishr", "frem",
            "fold_add", "fold_multiply", "prefer_256_bit", "never_inline", "always_inline", "borrowed", "scratch",
-           "overlaps", "prefetch_row", "PREFETCH_DISTANCE"]
+           "overlaps", "prefetch_row", "PREFETCH_DISTANCE", "stream_store", "stream_head", "stream_fence", "STREAM_ALIGN"]
 
 # why: float division by zero must give inf/nan as in NumPy, not raise ZeroDivisionError.
 JIT_OPTIONS = {"error_model": "numpy"}
@@ -187,6 +187,60 @@ def prefetch_row(typingctx, src, m, ahead, base, count):
                 builder.call(fn, [builder.inttoptr(builder.add(start, offset), i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
     return types.none(src, m, ahead, base, count), codegen
+
+
+# Streaming stores: a long loop of plain arithmetic writes its result past the caches (x86
+# MOVNTPS / MOVNTDQ, AArch64 STNP), so the store does not first read each line it overwrites. On a
+# Zen 5 core, 10**7 float32, one thread: a + b 2.78 -> 2.18 ms, a + b into float16 2.56 -> 1.77-1.88.
+# LLVM vectorizes a non-temporal store only where the scalar store claims the vector's alignment;
+# stream.py runs it over a range that starts on a 64-byte boundary and is a whole number
+# of STREAM_BLOCK elements, so every vector store it makes is aligned. The values are the same:
+# where a store goes in the memory system changes no bit of it.
+STREAM_ALIGN = 64
+_X86 = _binding.get_process_triple().startswith(("x86_64", "i686", "i386"))
+
+
+@intrinsic
+def stream_store(typingctx, arr, index, value):
+    """``arr[index] = value`` (cast to the array's type as a setitem casts) as a non-temporal store
+    claiming STREAM_ALIGN bytes of alignment: only inside the loops stream.py writes."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        item = context.cast(builder, args[2], sig.args[2], aryty.dtype)
+        store = builder.store(context.data_model_manager[aryty.dtype].as_data(builder, item), ptr, align=STREAM_ALIGN)
+        store.set_metadata("nontemporal", builder.module.add_metadata([_llvm.Constant(_llvm.IntType(32), 1)]))
+        return context.get_dummy_value()
+    return types.none(arr, index, value), codegen
+
+
+@helper_njit
+def stream_head(out):
+    """How many of 1-d contiguous ``out``'s first elements lie before its first STREAM_ALIGN-byte
+    boundary (all of them where its address is not a multiple of its item size)."""
+    address, size = out.ctypes.data, out.itemsize
+    if address % size:
+        return out.shape[0]
+    return min(out.shape[0], (-address) % STREAM_ALIGN // size)
+
+
+@intrinsic
+def stream_fence(typingctx):
+    """Orders the streaming stores before it ahead of every store after it (x86 SFENCE; elsewhere a
+    full fence): a result handed to another thread is whole in memory."""
+    def codegen(context, builder, sig, args):
+        if _X86:
+            fn = cgutils.get_or_insert_function(builder.module, _llvm.FunctionType(_llvm.VoidType(), []),
+                                                "llvm.x86.sse.sfence")
+            builder.call(fn, [])
+        else:
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return types.none(), codegen
 
 
 def _same_type_int_op(signed_op, unsigned_op):

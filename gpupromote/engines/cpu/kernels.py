@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
 from numba import cfunc, types as _nbtypes
@@ -26,7 +28,7 @@ from .modules import load_lock as _load_lock, load_module
 from .plain import PLAIN, plain_conversions
 from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, TWIN_BLOCKS_AFTER,
                      as_kernel, jit_line, lower_lines as _lower, vector_width_lines, source, storage_view,
-                     store_text as _store_text)
+                     store_text as _store_text, streams)
 
 __all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module", "map_source", "run_map"]
 
@@ -91,6 +93,11 @@ class _Compiled:
         self.out_view = storage_view(kernel.out)
         self.nflags = len(kernel.checks)
         self._native = None
+        self._stream = None
+        # the bytes a contiguous call reads and writes an element: calls of stream_min_bytes() or more
+        # take the streaming loop (stream.py), where the module has one
+        self.element_bytes = sum(np.dtype(self.views[i] or kernel.params[i].dtype.numpy).itemsize for i in self.arrays) \
+            + np.dtype(self.out_view or kernel.out.numpy).itemsize if streams(kernel) else None
         self._lock = threading.Lock()
         # one narrow operand and a call to the owned math: long calls gather from a table (tables.py)
         a = kernel.arrays[0] if len(kernel.arrays) == 1 else None
@@ -200,8 +207,23 @@ class _Compiled:
             _launch(self, fn, sub, o[idx], tail, context)
 
     def contiguous(self, n: int):
-        """The loop over ``n`` contiguous elements: blocks (fast twins) for long calls, else flat."""
+        """The loop over ``n`` contiguous elements: blocks (fast twins) for long calls, stream where
+        the call's bytes would not stay in the caches anyway (stream_min_bytes), else flat."""
+        if self.element_bytes is not None and n * self.element_bytes >= stream_min_bytes():
+            return self.stream()
         return self.blocks if self.blocks is not None and n > TWIN_BLOCKS_AFTER else self.flat
+
+    def stream_min(self):
+        """The fewest elements a contiguous call takes the streaming loop for; None: never."""
+        return None if self.element_bytes is None else -(-stream_min_bytes() // self.element_bytes)
+
+    def stream(self):
+        """``stream`` (stream.py), jitted on first use."""
+        if self._stream is None:
+            with self._lock:
+                if self._stream is None:
+                    self._stream = self.module._jit(self.module.stream)
+        return self._stream
 
     def gather(self, args, out, context):
         """out = the kernel of args (its array 1-d, out's length), by table lookup."""
@@ -286,6 +308,34 @@ def no_kernel(kernel, context, exc):
 
 
 _kernels: dict = {}
+
+
+def _last_level_cache_bytes() -> int:
+    """The largest CPU cache's size in bytes (Linux sysfs); 32 MiB where it cannot be read."""
+    sizes = []
+    for entry in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        try:
+            text = entry.read_text().strip().upper()
+            sizes.append(int(text[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[text[-1]] if text[-1] in "KMG"
+                         else int(text))
+        except (OSError, ValueError):
+            continue
+    return max(sizes, default=32 << 20)
+
+
+# Streaming stores pay off where the call's bytes would leave the caches anyway: reads and writes
+# together at least the largest cache. A shorter call's result is likely still cached when the
+# next op reads it, and a streaming store would have sent it to memory.
+_STREAM_MIN_BYTES = [None]
+
+
+def stream_min_bytes() -> int:
+    """The bytes (operands read and result written) from which a contiguous call of plain
+    arithmetic streams its stores: GPUPROMOTE_STREAM_MIN_BYTES, else the largest cache's size."""
+    if _STREAM_MIN_BYTES[0] is None:
+        env = os.environ.get("GPUPROMOTE_STREAM_MIN_BYTES")
+        _STREAM_MIN_BYTES[0] = int(env) if env else _last_level_cache_bytes()
+    return _STREAM_MIN_BYTES[0]
 
 
 def kernel_for(kernel) -> _Compiled:

@@ -15,13 +15,15 @@ from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
 from ...kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT, TOGETHER
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .plain import MATH_CALL as _MATH_CALL, PLAIN as _PLAIN, plain_conversions as _plain_conversions
+from .stream import STREAM_BLOCK, stream_lines, streams
 from .tables import calls_math, math_interleave
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
-           "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
+           "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins", "streams",
+           "STREAM_BLOCK"]
 
-GENERATOR_VERSION = 15  # part of every generated source: bump it to regenerate all kernels
+GENERATOR_VERSION = 16  # part of every generated source: bump it to regenerate all kernels
 
 # narrow dtype code -> (widen storage bits to float32, round a float32 / float64 to bits, storage uint)
 _NARROW = {
@@ -186,7 +188,8 @@ def let_lines(names, steps, indent: str, twins: bool = False, table=FAST_TWINS) 
 HELPER_IMPORTS = [f"from gpupromote.engines.cpu.{m} import *  # noqa: F401,F403"
                   for m in ("helpers", "elementwise", "owned_math", "unary", "casts", "inline_math")] + [
                   "from gpupromote.engines.cpu.intrinsics import never_inline, overlaps, prefer_256_bit  # noqa: F401",
-                  "from gpupromote.engines.cpu.intrinsics import borrowed, scratch  # noqa: F401"]
+                  "from gpupromote.engines.cpu.intrinsics import borrowed, scratch  # noqa: F401",
+                  "from gpupromote.engines.cpu.intrinsics import stream_fence, stream_head, stream_store  # noqa: F401"]
 
 
 def _param_names(kernel):
@@ -215,10 +218,11 @@ def _casts(kernel, round_trips):
 
 
 def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twins: bool = False,
-          table=FAST_TWINS) -> list[str]:
+          table=FAST_TWINS, stream: bool = False) -> list[str]:
     """One element: every step of the DAG once, the store and the checks. ``src``/``dst``: the
     names of the input arrays (``src`` + parameter number) and the output; ``twins``: the math
-    calls with a fast twin in ``table`` call it (and flag their rare inputs in ``rare``)."""
+    calls with a fast twin in ``table`` call it (and flag their rare inputs in ``rare``);
+    ``stream``: the store a streaming one (intrinsics.stream_store)."""
     plain_params, plain_store, round_trips = _plain_conversions(kernel, ir.direct_store(kernel))
 
     def param(p):
@@ -241,7 +245,7 @@ def _body(kernel, index: str, indent: str, src: str = "x", dst: str = "out", twi
         stored = _round_to_narrow(names[src], src.dtype, from_f32, from_f64)
     else:
         stored = names[kernel.value]
-    lines.append(f"{indent}{dst}[{index}] = {stored}")
+    lines.append(f"{indent}stream_store({dst}, {index}, {stored})" if stream else f"{indent}{dst}[{index}] = {stored}")
     # why: each check ORed into a local and stored once after the loop (_flag_lines): a conditional
     # store inside the loop keeps LLVM from vectorizing it
     lines += [f"{indent}c{k} |= {names[check.cond]}" for k, check in enumerate(kernel.checks)]
@@ -312,6 +316,8 @@ def source(kernel) -> str:
         lines += _buffered_lines(kernel, nd, params)
     if not kernel.checks:
         lines += _native_lines(kernel)
+    if streams(kernel):
+        lines += stream_lines(kernel, params, first, _body(kernel, "i", "        ", src="y", dst="d", stream=True))
     return "\n".join(lines) + "\n"
 
 
