@@ -74,7 +74,7 @@ KERNEL_MODULES = ("gpupromote.engines.cpu.helpers", *HELPER_MODULES, "gpupromote
                   "gpupromote.engines.cpu.kernels", "gpupromote.engines.cpu.modules", "gpupromote.engines.cpu.threads",
                   "gpupromote.engines.cpu.pool", "gpupromote.engines.cpu.cache", "gpupromote.engines.cpu.reduce",
                   "gpupromote.engines.cpu.reduce_columns", "gpupromote.engines.cpu.reduce_tree",
-                  "gpupromote.engines.cpu.program", "gpupromote.engines.cpu.plain",
+                  "gpupromote.engines.cpu.program", "gpupromote.engines.cpu.plain", "gpupromote.engines.cpu.stream",
                   *MATH_MODULES)
 
 
