@@ -1,8 +1,9 @@
 """Streaming stores (engines/cpu/stream.py, intrinsics.stream_store): a contiguous call of plain
 arithmetic whose bytes would not stay in the caches runs ``stream``, which writes the aligned middle
 of the output with non-temporal stores and its ends with ``flat``. Same bits as flat for every
-start address and length, in place too; chosen by the call's bytes (kernels.stream_min_bytes);
-the compiled dispatcher leaves such calls to it; math kernels have none."""
+start address and length, in place too; chosen by the call's bytes (kernels.stream_min_bytes),
+except into an output whose pages the OS has just given (pool.fresh); the compiled dispatcher
+leaves such calls to it; math kernels have none."""
 from __future__ import annotations
 
 import platform
@@ -14,7 +15,7 @@ from numba import njit
 
 import gpupromote as gp
 from gpupromote.dispatch.api import plan_for
-from gpupromote.engines.cpu import kernels, source
+from gpupromote.engines.cpu import kernels, pool, source
 from gpupromote.engines.cpu.engine import BACKEND
 from gpupromote.engines.cpu.kernels import kernel_for
 from gpupromote.engines.cpu.source import STREAM_BLOCK
@@ -93,8 +94,37 @@ def test_the_calls_bytes_choose_the_streaming_loop(stream_from_4k):
     assert compiled.element_bytes == 12
     assert compiled.stream_min() == 342          # ceil(4096 / 12)
     assert compiled.contiguous(341) is compiled.flat
-    assert compiled.contiguous(342) is compiled.stream()
+    assert compiled.contiguous(342) == compiled._stream_or_flat
     assert BACKEND.native_max_n(plan_for("add", [a, a], policy="numpy")) == 341
+
+
+def test_an_output_the_os_just_gave_takes_flat(stream_from_4k, monkeypatch):
+    # fresh pages are zeroed into the cache on first touch, where ordinary stores find them (pool.fresh)
+    a = _values(np.float32, 1 << 21)
+    compiled = kernel_for(plan_for("add", [a, a], policy="numpy"))
+    ran = []
+    monkeypatch.setattr(compiled, "flat", lambda *args: ran.append("flat"))
+    monkeypatch.setattr(compiled, "stream", lambda: lambda *args: ran.append("stream"))
+    monkeypatch.setattr(pool, "_POOL_CAP", 0)
+    fresh = pool.alloc(a.shape, np.float32)
+    assert pool.fresh(fresh) and pool.fresh(fresh[1000:])
+    compiled.contiguous(a.size)(a, a, fresh)
+    written = np.ones_like(a)
+    assert not pool.fresh(written)
+    compiled.contiguous(a.size)(a, a, written)
+    assert ran == ["flat", "stream"]
+
+
+def test_a_pooled_buffer_handed_out_again_is_not_fresh(monkeypatch):
+    monkeypatch.setattr(pool, "_POOL_CAP", 1 << 30)
+    monkeypatch.setattr(pool, "_pool", {})
+    monkeypatch.setattr(pool, "_pool_bytes", [0])
+    first = pool.alloc((1 << 21,), np.float32)
+    assert pool.fresh(first)
+    address = first.ctypes.data
+    del first                                   # back to the pool
+    again = pool.alloc((1 << 21,), np.float32)
+    assert again.ctypes.data == address and not pool.fresh(again)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

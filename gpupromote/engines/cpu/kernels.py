@@ -21,6 +21,7 @@ from numba.core import errors as numba_errors
 
 from ...kernel import ir
 from . import tables as _tables
+from . import pool as _pool
 from . import program as _program
 from . import threads as _cpu_threads
 from .cache import MATH_INTERLEAVE, cached_cfunc, interleaving
@@ -210,8 +211,13 @@ class _Compiled:
         """The loop over ``n`` contiguous elements: blocks (fast twins) for long calls, stream where
         the call's bytes would not stay in the caches anyway (stream_min_bytes), else flat."""
         if self.element_bytes is not None and n * self.element_bytes >= stream_min_bytes():
-            return self.stream()
+            return self._stream_or_flat
         return self.blocks if self.blocks is not None and n > TWIN_BLOCKS_AFTER else self.flat
+
+    def _stream_or_flat(self, *args):
+        """stream, or flat into an output whose pages the OS has just given (pool.fresh: there an
+        ordinary store is faster); ``args`` end with the output."""
+        (self.flat if _pool.fresh(args[-1]) else self.stream())(*args)
 
     def stream_min(self):
         """The fewest elements a contiguous call takes the streaming loop for; None: never."""
