@@ -159,3 +159,17 @@ def test_the_streaming_loop_stores_non_temporally():
     asm = next(iter(stream.inspect_asm().values()))
     assert "movntps" in asm   # (vmovntps with AVX)
     assert "sfence" in asm
+
+
+@pytest.mark.parametrize("text, bytes_", [("", None), ("1048576", 1048576), (" 0 ", 0), ("big", ValueError),
+                                          ("-5", ValueError), ("1e6", ValueError)])
+def test_the_threshold_from_the_environment(monkeypatch, text, bytes_):
+    monkeypatch.setattr(kernels, "_STREAM_MIN_BYTES", [None])
+    monkeypatch.setenv("GPUPROMOTE_STREAM_MIN_BYTES", text)
+    if bytes_ is ValueError:
+        with pytest.raises(ValueError, match="GPUPROMOTE_STREAM_MIN_BYTES=.*not a whole number of bytes"):
+            kernels.stream_min_bytes()
+    elif bytes_ is None:
+        assert kernels.stream_min_bytes() == kernels._last_level_cache_bytes() > 0
+    else:
+        assert kernels.stream_min_bytes() == bytes_

@@ -339,8 +339,15 @@ def stream_min_bytes() -> int:
     """The bytes (operands read and result written) from which a contiguous call of plain
     arithmetic streams its stores: GPUPROMOTE_STREAM_MIN_BYTES, else the largest cache's size."""
     if _STREAM_MIN_BYTES[0] is None:
-        env = os.environ.get("GPUPROMOTE_STREAM_MIN_BYTES")
-        _STREAM_MIN_BYTES[0] = int(env) if env else _last_level_cache_bytes()
+        text = os.environ.get("GPUPROMOTE_STREAM_MIN_BYTES", "").strip()
+        if not text:
+            _STREAM_MIN_BYTES[0] = _last_level_cache_bytes()
+        elif not text.isdigit():
+            raise ValueError(f"GPUPROMOTE_STREAM_MIN_BYTES={text!r} is not a whole number of bytes >= 0: set it to the "
+                             f"bytes (operands and result) from which a long call streams its stores, e.g. 33554432, "
+                             f"or unset it for the largest CPU cache's size")
+        else:
+            _STREAM_MIN_BYTES[0] = int(text)
     return _STREAM_MIN_BYTES[0]
 
 
