@@ -173,3 +173,13 @@ def test_the_threshold_from_the_environment(monkeypatch, text, bytes_):
         assert kernels.stream_min_bytes() == kernels._last_level_cache_bytes() > 0
     else:
         assert kernels.stream_min_bytes() == bytes_
+
+
+def test_an_output_off_its_item_size_takes_flat_for_all():
+    # an address that is not a multiple of the item size has no aligned middle: stream_head is n
+    a = _values(np.float32, 2000)
+    raw = np.zeros(2000 * 4 + 8, np.uint8)
+    out = np.frombuffer(raw.data, np.float32, count=2000, offset=1)
+    compiled = kernel_for(plan_for("add", [a, a], policy="numpy"))
+    compiled.stream()(a, a, out)
+    assert out.tobytes() == (a + a).tobytes()
