@@ -18,7 +18,7 @@ from gpupromote.dispatch.api import plan_for
 from gpupromote.engines.cpu import kernels, pool, source
 from gpupromote.engines.cpu.engine import BACKEND
 from gpupromote.engines.cpu.kernels import kernel_for
-from gpupromote.engines.cpu.source import STREAM_BLOCK
+from gpupromote.engines.cpu.stream import STREAM_BLOCK
 from gpupromote.kernel import ir
 
 _RNG = np.random.default_rng(41)

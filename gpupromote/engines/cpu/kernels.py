@@ -29,7 +29,8 @@ from .modules import load_lock as _load_lock, load_module
 from .plain import PLAIN, plain_conversions
 from .source import (GENERATOR_VERSION, HELPER_IMPORTS, MAX_STRIDED_NDIM, NARROW_HELPERS as _NARROW, TWIN_BLOCKS_AFTER,
                      as_kernel, jit_line, lower_lines as _lower, vector_width_lines, source, storage_view,
-                     store_text as _store_text, streams)
+                     store_text as _store_text)
+from .stream import streams
 
 __all__ = ["kernel_for", "no_kernel", "compile_stats", "load_module", "map_source", "run_map"]
 

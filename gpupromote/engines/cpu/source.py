@@ -15,13 +15,12 @@ from ...kernel.math._flatten import INTRINSIC_PREFIX, is_straight
 from ...kernel.math.twins import FAST_TWINS, KEYED, SECOND_TWINS, TIE_KEY_LIMIT, TOGETHER
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .plain import MATH_CALL as _MATH_CALL, PLAIN as _PLAIN, plain_conversions as _plain_conversions
-from .stream import STREAM_BLOCK, stream_lines, streams
+from .stream import stream_lines, streams
 from .tables import calls_math, math_interleave
 
 __all__ = ["GENERATOR_VERSION", "MAX_STRIDED_NDIM", "source", "as_kernel", "kernel_key", "storage_view", "cast_text",
            "apply_text", "const_text", "np_type_text", "round_to_narrow_text", "NARROW_HELPERS", "let_lines",
-           "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins", "streams",
-           "STREAM_BLOCK"]
+           "HELPER_IMPORTS", "jit_line", "lower_lines", "store_text", "vector_width_lines", "has_twins"]
 
 GENERATOR_VERSION = 16  # part of every generated source: bump it to regenerate all kernels
 
