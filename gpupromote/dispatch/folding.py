@@ -88,6 +88,8 @@ def converter(src: D.DType, to: D.DType):
             x = src_f(v)                                  # rounds (numpy: 1e-8 -> float16 0.0)
         elif kind in "fc" and (t is int or t is bool):
             x = src_f(float(v))   # why: ml_dtypes' constructors refuse ints beyond int64 (2**63)
+        elif t is src_t:
+            x = v                                         # a numpy scalar of src itself (x - x.max())
         else:
             x = _cast_value(v, src)                       # 0-d arrays, numpy scalars, float -> int
         if to is src:

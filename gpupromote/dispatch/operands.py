@@ -10,11 +10,23 @@ from ..core import dtypes as D
 from .api import Spec
 from .array import Array
 
-__all__ = ["SCALAR_TYPES", "storage_of", "native", "is_dask", "register_lazy", "lazy", "check_operand", "is_device",
-           "wants_gp_array", "shape_error", "same_array", "overlaps", "broadcast_shapes"]
+__all__ = ["SCALAR_TYPES", "is_numpy_scalar", "storage_of", "native", "is_dask", "register_lazy", "lazy", "check_operand",
+           "is_device", "wants_gp_array", "shape_error", "same_array", "overlaps", "broadcast_shapes"]
 
 _ndarray = np.ndarray
 SCALAR_TYPES = (float, bool, complex, int)   # the Python scalars an op folds
+
+
+def is_numpy_scalar(x) -> bool:
+    """Whether ``x`` is a numpy scalar of a gpupromote dtype (np.float32(2), x.sum(), an ml_dtypes
+    bfloat16): the fast paths fold it by value like a 0-d array (api._operand_key describes it as
+    one) and key it by its type (the compiled dispatcher turns a 0-d array into its scalar first)."""
+    if not isinstance(x, np.generic):
+        return False
+    try:
+        return D.dtype(x.dtype).numpy is not None
+    except (TypeError, ValueError, KeyError):
+        return False
 
 
 def storage_of(x):

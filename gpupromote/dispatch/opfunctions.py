@@ -29,7 +29,7 @@ from ..core.ops import ALIASES, OPS, UNARY_OPS
 from .astype import make_astype
 from .rounding import with_decimals
 from .host_arrays import as_host_array, forms_agree, host_storages
-from .operands import SCALAR_TYPES, is_dask, is_device, lazy
+from .operands import SCALAR_TYPES, is_dask, is_device, is_numpy_scalar, lazy
 from ..promotion.policies import get_policy
 from ..promotion.rules import CLIPS
 from ..promotion.store import check_store
@@ -91,8 +91,8 @@ def _fast_plan(op, args, policy, array=_ndarray):
     of calls like this one and the ((position, lo, hi), ...) its Python ints must lie in; None
     where such calls always take the full path, _MISS where this one does (not remembered).
     ``array``: the one array type the fast path takes (numpy's, or CuPy's for the CUDA entries)."""
-    if not all(type(x) is array or type(x) in SCALAR_TYPES for x in args):
-        return None   # Python ints (value-dependent plans), gp.Array, arrays of another kind, ...
+    if not all(type(x) is array or type(x) in SCALAR_TYPES or is_numpy_scalar(x) for x in args):
+        return None   # gp.Array, arrays of another kind, numpy scalars of no gpupromote dtype, ...
     if any(type(x) is array and not x.dtype.isnative for x in args):
         return None   # the full path converts the byte order
     if any(type(x) is array and x.ndim == 0 for x in args):
@@ -100,8 +100,9 @@ def _fast_plan(op, args, policy, array=_ndarray):
     if any(type(x) is int and not _INT64[0] <= x <= _INT64[1] for x in args):
         return _MISS   # a plan of its own (PyTorch's uint64 kind), not one for every int
     pol = get_policy(policy)
-    if pol.rules.canonical and any(type(x) is array and D.dtype(x.dtype).name in pol.rules.canonical for x in args):
-        return None   # 64-bit arrays under JAX x32: the full path casts them first
+    if pol.rules.canonical and any((type(x) is array or isinstance(x, np.generic))
+                                   and D.dtype(x.dtype).name in pol.rules.canonical for x in args):
+        return None   # 64-bit arrays and numpy scalars under JAX x32: the full path casts them first
     cached = cached_plan(op, args, policy, Form.FUNCTION)   # the op functions' own form: gp.maximum(x, 2.0)
     if cached is None:
         return None   # no ordinary scalar value passes here: the full path says why, every time

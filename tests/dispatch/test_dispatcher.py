@@ -188,6 +188,13 @@ def _layout_cases():
         "broadcast (n,) + (1,)": lambda: ((f4.copy(), f2.copy()[:1]), {}),
         "broadcast (3, 4) + (4,)": lambda: ((m.copy(), f4.copy()[:4]), {}),
         "broadcast_to stride 0": lambda: ((np.broadcast_to(f4[:1], (12,)), f2.copy()), {}),
+        "broadcast (4,) + (3, 4)": lambda: ((f2.copy()[:4], m.copy()), {}),
+        "broadcast (2, 3, 2) + (3, 2)": lambda: ((f4.copy().reshape(2, 3, 2), f2.copy()[:6].reshape(3, 2)), {}),
+        "broadcast (3, 4) + (1, 1, 4)": lambda: ((m.copy(), f2.copy()[:4].reshape(1, 1, 4)), {}),
+        "broadcast (1, 12) + (1, 1)": lambda: ((f4.copy().reshape(1, 12), f2.copy()[:1].reshape(1, 1)), {}),
+        "broadcast (3, 4) + (3, 1)": lambda: ((m.copy(), f2.copy()[:3].reshape(3, 1)), {}),
+        "broadcast (3, 4) + (2, 4)": lambda: ((m.copy(), f2.copy()[:8].reshape(2, 4)), {}),
+        "broadcast (3, 4) + (4,) with a scalar": lambda: ((m.copy()[0], 2.5), {}),
         "unaligned": lambda: ((_unaligned("float32", 12), f4.copy()), {}),
         "big-endian": lambda: ((f4.astype(">f4"), f4.copy()), {}),
         "empty": lambda: ((f4[:0].copy(), f2[:0].copy()), {}),
@@ -225,6 +232,10 @@ def _layout_cases():
         "out= with a scalar, in place": out(lambda a: a[0], f4, 1.5),
         "out= strided, a scalar that overflows (a warning)": out(lambda a: np.zeros(24, np.float16)[::2], f2, 70000),
         "out= int8 in place with an int": out(lambda a: a[0], i1, 3),
+        "out= broadcast (3, 4) + (4,)": out(lambda a: np.zeros((3, 4), np.float32), m, lambda: f4.copy()[:4]),
+        "out= broadcast, in place": out(lambda a: a[0], m, lambda: f4.copy()[:4]),
+        "out= broadcast, the row a view of out": lambda: (((o := m.copy()), o[1]), {"out": o}),
+        "out= broadcast (1, 4) + (4,), the row itself": lambda: (((r := f4.copy()[:4]), r.reshape(1, 4)), {"out": r.reshape(1, 4)}),
     })
     return cases
 
@@ -329,8 +340,10 @@ def test_no_reference_is_leaked_or_dropped():
     o = np.empty(3, np.float32)
     calls = [lambda: gp.add(a, f), lambda: gp.add(a, 3), lambda: gp.add(f, 2.5, policy="torch"),
              lambda: gp.add(a, f, out=o), lambda: gp.add(f, f, out=f), lambda: gp.add(a, 300, policy="torch"),
-             lambda: gp.where(a > 0, a, 1.5), lambda: gp.negative(f), lambda: gp.add(a[::2], f[::2])]
-    watched = [a, f, o, a.dtype, f.dtype, int, float, "numpy", "torch", None, True]
+             lambda: gp.where(a > 0, a, 1.5), lambda: gp.negative(f), lambda: gp.add(a[::2], f[::2]),
+             lambda: gp.add(f, s), lambda: gp.add(z, f), lambda: gp.add(a, z, policy="torch")]
+    s, z = np.float32(2.5), np.array(1.5, np.float32)   # a numpy scalar; a 0-d array (made a scalar in C)
+    watched = [a, f, o, s, z, a.dtype, f.dtype, int, float, np.float32, "numpy", "torch", None, True]
 
     def run(n):
         for _ in range(n):
@@ -359,7 +372,8 @@ def test_the_common_calls_never_leave_the_compiled_path():
              lambda: gp.add(f4, f4, out=f4), lambda: gp.add(f2, 2.5), lambda: gp.add(f2, 1e-8),
              lambda: gp.multiply(f2, 2.5, policy="torch"), lambda: gp.add(i1, 1.5, policy="jax"),
              lambda: gp.floor_divide(i1, 2), lambda: gp.power(i1, 2), lambda: gp.less(f2, 1),
-             lambda: gp.add(m, m), lambda: gp.add(m, 2), lambda: gp.add(m[1:], 1.0),
+             lambda: gp.add(m, m), lambda: gp.add(m, 2), lambda: gp.add(m[1:], 1.0), lambda: gp.add(m, m[0]),
+             lambda: gp.multiply(m[:1], m), lambda: gp.where(m > 0, m[0], 0.0),
              lambda: gp.where(i1 > 0, i1, 1.5), lambda: gp.negative(f2), lambda: gp.add(np.ones(0, np.int8), i1[:0]),
              lambda: gp.add(f2, 1 + 1j), lambda: gp.add(i1, True), lambda: gp.bitwise_and(i1, 3, policy="torch")]
     for call in calls:   # the misses: each key's entry is made

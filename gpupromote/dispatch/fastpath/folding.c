@@ -1,4 +1,4 @@
-/* folding.c: folding a Python scalar into a kernel parameter (folding.converter in C):
+/* folding.c: folding a Python or numpy scalar into a kernel parameter (folding.converter in C):
  * gp_fold_value, and gp_fold_from_python for the cases it leaves to the Python converter.
  * entry.c's gp_entry_fold calls both, for the CPU and the CUDA entries alike.  Relies on
  * fastpath.h (Slot, the F_ codes, NumPy's scalar API). */
@@ -69,10 +69,104 @@ wrap_int(Value *v, uint64_t bits, int code)
     }
 }
 
-/* The Python scalar x (float, int, bool or complex) as `src` (the precision the policy keeps it
- * in), then as `to` (the kernel's parameter type), written to *slot.  1: done; 0: a conversion
- * this function leaves to the Python converter (float -> int, complex -> real, the narrow floats
- * but float16 from a double, ...); never an error. */
+/* A float16's bits as the double that holds it exactly. */
+static double
+half_to_double(uint16_t h)
+{
+    int exponent = (h >> 10) & 0x1F;
+    double magnitude = exponent == 0 ? ldexp((double)(h & 0x3FF), -24)
+                       : exponent == 31 ? ((h & 0x3FF) ? NAN : INFINITY)
+                       : ldexp((double)((h & 0x3FF) | 0x400), exponent - 25);
+    return (h & 0x8000) ? -magnitude : magnitude;
+}
+
+/* A numpy scalar's value (bool, the integers, float16 / float32 / float64, complex64 / complex128)
+ * in *v, as NumPy's C casts read it: 1; 0 for any other scalar (long double, the ml_dtypes
+ * formats, ...) and for a NaN, which the Python converter folds. */
+static int
+numpy_scalar_value(PyObject *x, Value *v)
+{
+    PyArray_Descr *descr = PyArray_DescrFromScalar(x);
+    if (descr == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    char kind = descr->kind;
+    Py_ssize_t size = PyDataType_ELSIZE(descr);
+    int type_num = descr->type_num;
+    Py_DECREF(descr);
+    union { npy_bool b; int8_t i1; int16_t i2; int32_t i4; int64_t i8; uint8_t u1; uint16_t u2; uint32_t u4;
+            uint64_t u8; uint16_t f2; float f4; double f8; float c8[2]; double c16[2]; } c;
+    if (!(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c') || size > 16
+            || type_num == NPY_LONGDOUBLE || type_num == NPY_CLONGDOUBLE) {
+        return 0;
+    }
+    PyArray_ScalarAsCtype(x, &c);
+    v->kind = kind == 'b' ? 'b' : kind;
+    switch (kind) {
+    case 'b': v->i = c.b != 0; break;
+    case 'i': v->i = size == 1 ? c.i1 : size == 2 ? c.i2 : size == 4 ? c.i4 : c.i8; break;
+    case 'u': v->u = size == 1 ? c.u1 : size == 2 ? c.u2 : size == 4 ? c.u4 : c.u8; break;
+    case 'f': v->re = size == 2 ? half_to_double(c.f2) : size == 4 ? c.f4 : c.f8; break;
+    default:
+        v->re = size == 8 ? c.c8[0] : c.c16[0];
+        v->im = size == 8 ? c.c8[1] : c.c16[1];
+        break;
+    }
+    /* a NaN's sign and payload are the Python converter's to carry (NumPy's casts keep them) */
+    return !isnan(v->re) && !isnan(v->im);
+}
+
+/* A numpy scalar's value `n` as `src`, as folding._cast_value (np.asarray(x).astype(src), a C
+ * cast): 1, or 0 where this leaves it to the Python converter (a float or complex into an
+ * integer, a complex into a real, an integer beyond 2**53 into a float: one rounding from the
+ * integer, not two; a finite value overflowing a narrower float). */
+static int
+numpy_as_src(Value *v, const Value *n, int src)
+{
+    switch (src) {
+    case F_B1:
+        v->kind = 'b';
+        v->i = value_truth(n);
+        return 1;
+    case F_I1: case F_I2: case F_I4: case F_I8: case F_U1: case F_U2: case F_U4: case F_U8:
+        if (n->kind == 'f' || n->kind == 'c') {
+            return 0;
+        }
+        wrap_int(v, n->kind == 'u' ? n->u : (uint64_t)n->i, src);   /* astype wraps */
+        return 1;
+    case F_F4: case F_F8: case F_F2: case F_C8: case F_C16:
+        if (n->kind == 'c' && fold_kind[src] != 'c') {
+            return 0;
+        }
+        if (n->kind == 'u' ? n->u > (1ull << 53) : (n->kind == 'i' && (n->i > (1ll << 53) || n->i < -(1ll << 53)))) {
+            return 0;
+        }
+        v->kind = fold_kind[src];
+        v->re = value_as_double(n);   /* exact: a float16 / 32 / 64, or an integer within 2**53 */
+        v->im = n->kind == 'c' ? n->im : 0.0;
+        if (src == F_F4 || src == F_C8) {
+            return narrow_to_float(&v->re) && narrow_to_float(&v->im);
+        }
+        if (src == F_F2) {
+#if defined(__FLT16_MAX__)
+            double wide = v->re;
+            v->re = (double)(_Float16)v->re;
+            return !(isinf(v->re) && isfinite(wide));
+#else
+            return 0;
+#endif
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The Python scalar x (float, int, bool or complex) or numpy scalar x as `src` (the precision the
+ * policy keeps it in), then as `to` (the kernel's parameter type), written to *slot.  1: done;
+ * 0: a conversion this function leaves to the Python converter (float -> int, complex -> real,
+ * the narrow floats but float16 from a double, ...); never an error. */
 int
 gp_fold_value(PyObject *x, int src, int to, Slot *slot)
 {
@@ -80,7 +174,13 @@ gp_fold_value(PyObject *x, int src, int to, Slot *slot)
     int is_int = t == &PyLong_Type || t == &PyBool_Type;
     Value v = {0, 0, 0, 0.0, 0.0};
     /* 1. value -> src */
-    switch (src) {
+    if (!is_int && t != &PyFloat_Type && t != &PyComplex_Type) {
+        Value n = {0, 0, 0, 0.0, 0.0};
+        if (!PyArray_IsScalar(x, Generic) || !numpy_scalar_value(x, &n) || !numpy_as_src(&v, &n, src)) {
+            return 0;
+        }
+    }
+    else switch (src) {
     case F_B1:
         v.kind = 'b';
         v.i = PyObject_IsTrue(x);   /* bool(x): cannot fail for these types */

@@ -222,28 +222,40 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
     }
     PyObject *key[OP_KEY];
     int host = 0, device = 0;   /* numpy arrays and CuPy arrays among the operands and out */
+    /* The operands as the entry reads them: a 0-d array as its numpy scalar (ours, released
+     * below), which every policy folds alike (api._operand_key describes a numpy scalar as a 0-d
+     * array); the Python path gets the call's own arguments. */
+    PyObject *operands[GP_MAX_IN], *made[GP_MAX_IN] = {NULL, NULL, NULL};
     key[2] = key[3] = key[4] = Py_None;
     for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *x = args[i];
+        PyObject *x = operands[i] = args[i];
         PyTypeObject *t = Py_TYPE(x);
-        if (t == gp_ndarray_type) {
-            if (PyArray_NDIM((PyArrayObject *)x) == 0) {
-                goto fallback;   /* 0-d arrays are folded by value: the Python path */
+        if (t == gp_ndarray_type && PyArray_NDIM((PyArrayObject *)x) == 0) {
+            x = operands[i] = made[i] = PyArray_ToScalar(PyArray_DATA((PyArrayObject *)x), (PyArrayObject *)x);
+            if (x == NULL) {
+                PyErr_Clear();
+                goto release;
             }
+            t = Py_TYPE(x);
+        }
+        if (t == gp_ndarray_type) {
             key[2 + i] = (PyObject *)PyArray_DESCR((PyArrayObject *)x);
             host = 1;
         }
         else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type || t == &PyComplex_Type) {
             key[2 + i] = (PyObject *)t;
         }
+        else if (gp_generic_type != NULL && PyObject_TypeCheck(x, gp_generic_type)) {
+            key[2 + i] = (PyObject *)t;   /* a numpy scalar: folded by value, keyed by its type */
+        }
         else if (t == gp_device_array_type && gp_device_array_type != NULL) {
             if ((key[2 + i] = device_dtype(x)) == NULL) {
-                goto fallback;
+                goto release;
             }
             device = 1;
         }
         else {
-            goto fallback;
+            goto release;
         }
     }
     if (out == Py_None) {
@@ -255,39 +267,47 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
     }
     else if (Py_TYPE(out) == gp_device_array_type && gp_device_array_type != NULL) {
         if ((key[5] = device_dtype(out)) == NULL) {
-            goto fallback;
+            goto release;
         }
         device = 1;
     }
     else {
-        goto fallback;
+        goto release;
     }
     if (host && device) {
-        goto fallback;   /* host arrays beside device arrays: the Python path says what to do */
+        goto release;   /* host arrays beside device arrays: the Python path says what to do */
     }
     key[0] = device ? self->device_key : (PyObject *)self;
     if ((policy = gp_call_policy(policy)) == NULL) {
-        goto fallback;
+        goto release;
     }
     key[1] = policy;
-    PyObject *entry = op_entry(self, key, args, out, device);   /* ours: a memo eviction cannot free it */
+    PyObject *entry = op_entry(self, key, operands, out, device);   /* ours: a memo eviction cannot free it */
     int raised = 0;
     if (entry != NULL && entry != Py_None) {
         EntryObject *e = (EntryObject *)entry;
         if (e->launch == NULL) {
-            result = device ? NULL : gp_entry_run(e, args, out);
+            result = device ? NULL : gp_entry_run(e, operands, out);
         }
         else {
-            result = device ? gp_entry_run_device(e, args, out, &raised) : NULL;
+            result = device ? gp_entry_run_device(e, operands, out, &raised) : NULL;
         }
     }
     Py_XDECREF(entry);
     Py_DECREF(policy);
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_XDECREF(made[i]);
+    }
     if (result != NULL || raised) {
         calls_served++;
         return result;   /* or the launch's error: running the call again would not undo it */
     }
     PyErr_Clear();   /* the Python path meets the same condition and says what it is */
+    goto fallback;
+release:
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_XDECREF(made[i]);
+    }
 fallback:
     calls_declined++;
     return PyObject_Vectorcall(self->py_fn, args, nargsf, kwnames);
