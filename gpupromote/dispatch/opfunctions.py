@@ -28,6 +28,7 @@ from ..promotion.limits import INT_RANGES
 from ..core.ops import ALIASES, OPS, UNARY_OPS
 from .astype import make_astype
 from .rounding import with_decimals
+from .array import Array
 from .host_arrays import as_host_array, forms_agree, host_storages
 from .operands import SCALAR_TYPES, is_dask, is_device, is_numpy_scalar, lazy
 from ..promotion.policies import get_policy
@@ -305,6 +306,8 @@ def _load_fastpath():
     if not hasattr(_fastpath, "Op") or not hasattr(_fastpath, "set_sanitizing"):
         return None   # an extension built from an older source
     _fastpath.bind_ops(CURRENT_POLICY, _ndarray)
+    if hasattr(_fastpath, "bind_array"):
+        _fastpath.bind_array(Array, D.dtype)   # host gp.Arrays are operands of the compiled ops
     _sanitize.add_sink(_fastpath.set_sanitizing)   # while sanitizing, the compiled path declines every call
     if hasattr(_fastpath, "set_threads"):
         cpu_threads.add_sink(_fastpath.set_threads)   # the C pool splits calls over the CPU engine's threads

@@ -78,6 +78,38 @@ def test_host_arrays_take_the_compiled_path(no_general_path):
         _same(gp.max(gp.asarray(a.storage.reshape(8, 8)), axis=-1), np.max(a.storage.reshape(8, 8), axis=-1))
 
 
+_OPERATORS = {"add": lambda x, y: x + y, "multiply": lambda x, y: x * y, "true_divide": lambda x, y: x / y,
+              "subtract": lambda x, y: x - y, "maximum": None, "less": lambda x, y: x < y}
+
+
+@pytest.mark.parametrize("policy", gp.policies())
+@pytest.mark.parametrize("op, dtypes", CASES + [("add", ("bfloat16", "float16")), ("less", ("float8_e4m3fn", "int8"))],
+                         ids=[f"{op}-{'-'.join(d)}" for op, d in CASES] + ["add-bfloat16-float16", "less-float8-int8"])
+def test_operators_on_host_arrays_are_compiled_calls_with_the_general_paths_answer(policy, op, dtypes):
+    """x + y on Arrays (and on an Array and a NumPy array, either side) is the compiled op on their
+    storages (fastpath/host_array.c), an Array of the general path's bits; or its error."""
+    from gpupromote.dispatch import _fastpath
+    a, b = (np.asarray(_data("float32", (3, 5))).astype(gp.dtype(d).numpy) for d in dtypes)
+    operator = _OPERATORS[op]
+    try:
+        want = _general(op, [gp.asarray(a), gp.asarray(b)], policy)
+    except (gp.PromotionError, TypeError) as exc:
+        with gp.use_policy(policy), pytest.raises(type(exc)) as got:
+            operator(gp.asarray(a), gp.asarray(b)) if operator else getattr(gp, op)(gp.asarray(a), gp.asarray(b))
+        assert str(got.value) == str(exc)
+        return
+    from gpupromote.promotion.policies import get_policy
+    compiled = not set(dtypes) & set(get_policy(policy).rules.canonical)   # JAX x32 casts 64-bit arrays first: Python
+    with gp.use_policy(policy):
+        for x, y in ((gp.asarray(a), gp.asarray(b)), (gp.asarray(a), b), (a, gp.asarray(b))):
+            for _ in range(2):   # the entry's miss, then its hit
+                before = _fastpath.op_stats()["served"]
+                got = operator(x, y) if operator and type(x) is Array else getattr(gp, op)(x, y)
+                assert _fastpath.op_stats()["served"] == before + compiled
+                assert type(got) is Array and got.device == "cpu"
+                _same(got, want)
+
+
 def test_the_operator_form_with_a_python_scalar_keeps_its_own_rules():
     """paddle.add(x, 1) raises and x + 1 runs: the route passes the function form only."""
     a = gp.asarray(np.arange(3, dtype=np.int32))

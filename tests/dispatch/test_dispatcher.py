@@ -341,9 +341,11 @@ def test_no_reference_is_leaked_or_dropped():
     calls = [lambda: gp.add(a, f), lambda: gp.add(a, 3), lambda: gp.add(f, 2.5, policy="torch"),
              lambda: gp.add(a, f, out=o), lambda: gp.add(f, f, out=f), lambda: gp.add(a, 300, policy="torch"),
              lambda: gp.where(a > 0, a, 1.5), lambda: gp.negative(f), lambda: gp.add(a[::2], f[::2]),
-             lambda: gp.add(f, s), lambda: gp.add(z, f), lambda: gp.add(a, z, policy="torch")]
+             lambda: gp.add(f, s), lambda: gp.add(z, f), lambda: gp.add(a, z, policy="torch"),
+             lambda: A + A, lambda: gp.multiply(A, f), lambda: A < f]
     s, z = np.float32(2.5), np.array(1.5, np.float32)   # a numpy scalar; a 0-d array (made a scalar in C)
-    watched = [a, f, o, s, z, a.dtype, f.dtype, int, float, np.float32, "numpy", "torch", None, True]
+    A = gp.asarray(f)                                   # a host gp.Array (its storage read in C, the result wrapped)
+    watched = [a, f, o, s, z, A, a.dtype, f.dtype, A.dtype, int, float, np.float32, "numpy", "torch", "cpu", None, True]
 
     def run(n):
         for _ in range(n):

@@ -7,6 +7,7 @@
  *   entry.c        the Entry type (one key's cached call plan) and a CPU call through it;
  *   device.c       a call on CuPy arrays through an Entry: cupy.empty + one cuLaunchKernel;
  *   ops.c          the Op type (gp.add and the others), its memo of entries, op_stats;
+ *   host_array.c   gp.Array operands of the ops: the storage read, the result wrapped;
  *   reduce_op.c    the ReduceOp type (gp.sum and the other whole-array / last-axis reductions),
  *                  ReduceEntry, their memo, reduce_stats;
  *   module.c       the method table, bind / bind_ops / bind_device / forget / set_threads, and
@@ -195,6 +196,14 @@ GP_INTERNAL void gp_op_memo_clear_entry(OpMemo *m);
 extern GP_INTERNAL PyTypeObject gp_OpType;
 GP_INTERNAL PyObject *gp_op_stats(PyObject *module, PyObject *unused);
 GP_INTERNAL PyObject *gp_call_policy(PyObject *policy);   /* `policy or current()`: a str, or NULL (decline) */
+
+/* ---------------------------------------------------------------------------------------------
+ * host_array.c: gp.Array operands of the ops (bind_array, module.c's method table, hands over the type) */
+
+GP_INTERNAL PyObject *gp_bind_array(PyObject *module, PyObject *args);
+GP_INTERNAL int gp_is_array(PyObject *x);
+GP_INTERNAL PyObject *gp_array_storage(PyObject *x);   /* borrowed; NULL: not one the storage stands for */
+GP_INTERNAL PyObject *gp_array_wrap(PyObject *result); /* steals result */
 
 /* ---------------------------------------------------------------------------------------------
  * reduce_op.c */

@@ -150,6 +150,8 @@ static PyMethodDef methods[] = {
     {"bind_device", bind_device, METH_VARARGS,
      "bind_device(ndarray, empty, get_device, get_current_stream, driver_error, ensure_context)\n"
      "Hand CuPy's array type and handles to the ops, so calls on CuPy arrays launch from C (dispatch/opfunctions.py)."},
+    {"bind_array", gp_bind_array, METH_VARARGS,
+     "bind_array(Array, dtype)\nHand gp.Array and gpupromote's dtype() to the ops, so host Arrays are operands there (host_array.c)."},
     {"launch", (PyCFunction)(void (*)(void))gp_launch, METH_FASTCALL,
      "launch(address, function, grid, block, stream, fmt, *values)\n"
      "One cuLaunchKernel of a 1-d grid, the parameters packed as fmt says (q Q i I h H b B d f ?; device.c)."},

@@ -226,10 +226,18 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
      * below), which every policy folds alike (api._operand_key describes a numpy scalar as a 0-d
      * array); the Python path gets the call's own arguments. */
     PyObject *operands[GP_MAX_IN], *made[GP_MAX_IN] = {NULL, NULL, NULL};
+    int wrap = 0;   /* a host gp.Array among the operands: its storage is read, the result an Array */
     key[2] = key[3] = key[4] = Py_None;
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *x = operands[i] = args[i];
         PyTypeObject *t = Py_TYPE(x);
+        if (gp_is_array(x)) {
+            if ((x = operands[i] = gp_array_storage(x)) == NULL) {
+                goto release;
+            }
+            t = Py_TYPE(x);
+            wrap = 1;
+        }
         if (t == gp_ndarray_type && PyArray_NDIM((PyArrayObject *)x) == 0) {
             x = operands[i] = made[i] = PyArray_ToScalar(PyArray_DATA((PyArrayObject *)x), (PyArrayObject *)x);
             if (x == NULL) {
@@ -297,6 +305,9 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
     Py_DECREF(policy);
     for (Py_ssize_t i = 0; i < nargs; i++) {
         Py_XDECREF(made[i]);
+    }
+    if (result != NULL && wrap) {
+        result = out == Py_None ? gp_array_wrap(result) : result;
     }
     if (result != NULL || raised) {
         calls_served++;
