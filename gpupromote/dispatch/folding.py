@@ -15,8 +15,12 @@ from ..promotion.limits import INT_RANGES
 from ..promotion.policies import get_policy
 from ..promotion.rules import CLIPS
 
-__all__ = ["converter", "fold_scalar", "fold_target", "fold_operand", "cast_array"]
+__all__ = ["FOLD_CODES", "converter", "fold_scalar", "fold_target", "fold_operand", "cast_array"]
 
+# Kernel parameter types the C side converts a folded scalar into (the F_ enum in fastpath/fastpath.h).
+FOLD_CODES = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
+              "uint64": 8, "float32": 9, "float64": 10, "complex64": 11, "complex128": 12, "float16": 13,
+              "bfloat16": 14}
 _COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 

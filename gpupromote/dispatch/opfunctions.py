@@ -9,6 +9,7 @@ importing gpupromote never imports dask).
 """
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -23,10 +24,11 @@ from .checks import needs_checks
 from . import sanitize as _sanitize
 from . import conventions
 from .eager import call as _eager_call
-from .folding import converter, fold_target
+from .folding import FOLD_CODES, converter, fold_target
 from ..promotion.limits import INT_RANGES
 from ..core.ops import ALIASES, OPS, UNARY_OPS
 from .astype import make_astype
+from .columns import column_kernel
 from .rounding import with_decimals
 from .array import Array
 from .host_arrays import as_host_array, forms_agree, host_storages
@@ -289,11 +291,8 @@ def make_op(name: str):
 # both give one result, error and warning (tests/dispatch/test_dispatcher.py). Calls on CuPy arrays get
 # entries of their own once a call has brought CuPy's handles (_bind_device_arrays): the plan's
 # contiguous kernel, launched from C with one cuLaunchKernel (tests/hostcuda/test_hostcuda_dispatcher.py).
-
-# Kernel parameter types the C side converts a folded scalar into (the F_ enum in fastpath/fastpath.h).
-_FOLD_CODES = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
-               "uint64": 8, "float32": 9, "float64": 10, "complex64": 11, "complex128": 12, "float16": 13,
-               "bfloat16": 14}
+# A call of two arrays where one is a column ((M, K) - (M, 1)) runs that plan's kernel with the
+# column folded, a row at a time, where the two plans compute alike (columns.py, fastpath/column.c).
 
 
 def _load_fastpath():
@@ -349,9 +348,9 @@ def _make_entry(op, args, policy, out):
             folds.append(None)
             continue
         to = fold_target(plan, i)
-        if to.name not in _FOLD_CODES:
+        if to.name not in FOLD_CODES:
             return None
-        folds.append((_FOLD_CODES.get(plan.inputs[i].name, -1), _FOLD_CODES[to.name],
+        folds.append((FOLD_CODES.get(plan.inputs[i].name, -1), FOLD_CODES[to.name],
                       converter(plan.inputs[i], to)))
     stores = (_store_allowed(plan, False), _store_allowed(plan, True))
     if device:
@@ -362,8 +361,11 @@ def _make_entry(op, args, policy, out):
     if kernel is None:
         return None
     max_n = backend.native_max_n(plan)
+    extra = {} if max_n is None else {"max_n": max_n}
+    if len(args) == 2 and not any(plan.folded):
+        extra["column"] = functools.partial(column_kernel, _fast_plan, op, plan, tuple(x.dtype for x in args))
     return _fastpath.Entry(kernel.address, kernel, plan.result.numpy, backend.alloc, backend.pool_min_bytes,
-                           tuple(folds), bounds, *stores, **({} if max_n is None else {"max_n": max_n}))
+                           tuple(folds), bounds, *stores, **extra)
 
 
 # The C type of the kernel parameter a folded scalar's carrier (fastpath/fastpath.h's Slot) fills, per

@@ -195,6 +195,16 @@ def _layout_cases():
         "broadcast (3, 4) + (3, 1)": lambda: ((m.copy(), f2.copy()[:3].reshape(3, 1)), {}),
         "broadcast (3, 4) + (2, 4)": lambda: ((m.copy(), f2.copy()[:8].reshape(2, 4)), {}),
         "broadcast (3, 4) + (4,) with a scalar": lambda: ((m.copy()[0], 2.5), {}),
+        "column (3, 4) + (3, 1) float64": lambda: ((m.copy(), _array("float64", 3, 7).reshape(3, 1)), {}),
+        "column (3, 1) + (3, 4)": lambda: ((f2.copy()[:3].reshape(3, 1), m.copy()), {}),
+        "column of NaNs and infinities": lambda: ((m.copy(), np.array([[np.nan], [-np.nan], [-np.inf]], np.float32)), {}),
+        "column float16 NaN with a payload": lambda: ((m.copy(), np.array([[1], [0x7E01], [0xFC01]], np.uint16).view(np.float16)),
+                                                      {}),
+        "column uint64 beyond 2**53": lambda: ((m.astype(np.float64), np.array([[2**53 + 1], [2**64 - 1], [7]], np.uint64)), {}),
+        "column bool": lambda: ((i1.copy().reshape(3, 4), np.array([[True], [False], [True]])), {}),
+        "column bfloat16": lambda: ((m.copy(), f4[:3].astype(ml_dtypes.bfloat16).reshape(3, 1)), {}),
+        "column complex64": lambda: ((m.copy(), (f4[:3] + 1j).astype(np.complex64).reshape(3, 1)), {}),
+        "column int8 into int8": lambda: ((i1.copy().reshape(3, 4), np.array([[127], [-128], [3]], np.int8)), {}),
         "unaligned": lambda: ((_unaligned("float32", 12), f4.copy()), {}),
         "big-endian": lambda: ((f4.astype(">f4"), f4.copy()), {}),
         "empty": lambda: ((f4[:0].copy(), f2[:0].copy()), {}),
@@ -235,6 +245,9 @@ def _layout_cases():
         "out= broadcast (3, 4) + (4,)": out(lambda a: np.zeros((3, 4), np.float32), m, lambda: f4.copy()[:4]),
         "out= broadcast, in place": out(lambda a: a[0], m, lambda: f4.copy()[:4]),
         "out= broadcast, the row a view of out": lambda: (((o := m.copy()), o[1]), {"out": o}),
+        "out= column, in place": out(lambda a: a[0], m, lambda: f4.copy()[:3].reshape(3, 1)),
+        "out= column, the column a view of out": lambda: (((o := m.copy()), o.reshape(12)[:3].reshape(3, 1)), {"out": o}),
+        "out= column of another dtype": out(lambda a: np.zeros((3, 4), np.float64), m, lambda: f4.copy()[:3].reshape(3, 1)),
         "out= broadcast (1, 4) + (4,), the row itself": lambda: (((r := f4.copy()[:4]), r.reshape(1, 4)), {"out": r.reshape(1, 4)}),
     })
     return cases
@@ -342,10 +355,13 @@ def test_no_reference_is_leaked_or_dropped():
              lambda: gp.add(a, f, out=o), lambda: gp.add(f, f, out=f), lambda: gp.add(a, 300, policy="torch"),
              lambda: gp.where(a > 0, a, 1.5), lambda: gp.negative(f), lambda: gp.add(a[::2], f[::2]),
              lambda: gp.add(f, s), lambda: gp.add(z, f), lambda: gp.add(a, z, policy="torch"),
-             lambda: A + A, lambda: gp.multiply(A, f), lambda: A < f]
+             lambda: A + A, lambda: gp.multiply(A, f), lambda: A < f,
+             lambda: gp.subtract(M, C), lambda: gp.subtract(M, N), lambda: gp.add(M, M[0])]
+    M, C = np.ones((3, 4), np.float32), np.ones((3, 1), np.float32)   # a column (folded a row at a time)
+    N = np.full((3, 1), np.nan, np.float32)                              # NaN rows: through the Python converter
     s, z = np.float32(2.5), np.array(1.5, np.float32)   # a numpy scalar; a 0-d array (made a scalar in C)
     A = gp.asarray(f)                                   # a host gp.Array (its storage read in C, the result wrapped)
-    watched = [a, f, o, s, z, A, a.dtype, f.dtype, A.dtype, int, float, np.float32, "numpy", "torch", "cpu", None, True]
+    watched = [a, f, o, s, z, A, M, C, N, a.dtype, f.dtype, A.dtype, int, float, np.float32, "numpy", "torch", "cpu", None, True]
 
     def run(n):
         for _ in range(n):
@@ -376,6 +392,8 @@ def test_the_common_calls_never_leave_the_compiled_path():
              lambda: gp.floor_divide(i1, 2), lambda: gp.power(i1, 2), lambda: gp.less(f2, 1),
              lambda: gp.add(m, m), lambda: gp.add(m, 2), lambda: gp.add(m[1:], 1.0), lambda: gp.add(m, m[0]),
              lambda: gp.multiply(m[:1], m), lambda: gp.where(m > 0, m[0], 0.0),
+             lambda: gp.subtract(m, m.max(axis=-1, keepdims=True)), lambda: gp.divide(m.sum(axis=-1, keepdims=True), m),
+             lambda: gp.add(m, m[:1, :1]),
              lambda: gp.where(i1 > 0, i1, 1.5), lambda: gp.negative(f2), lambda: gp.add(np.ones(0, np.int8), i1[:0]),
              lambda: gp.add(f2, 1 + 1j), lambda: gp.add(i1, True), lambda: gp.bitwise_and(i1, 3, policy="torch")]
     for call in calls:   # the misses: each key's entry is made

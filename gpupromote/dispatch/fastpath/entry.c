@@ -16,7 +16,10 @@ entry_dealloc(EntryObject *e)
         Py_XDECREF(e->conv[i]);
         Py_XDECREF(e->blo_obj[i]);
         Py_XDECREF(e->bhi_obj[i]);
+        Py_XDECREF(e->column_keep[i]);
+        Py_XDECREF(e->column_conv[i]);
     }
+    Py_XDECREF(e->column_maker);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
@@ -87,15 +90,15 @@ static PyObject *
 entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     unsigned long long address;
-    PyObject *keep, *result, *alloc, *folds, *bounds, *launch = Py_None;
+    PyObject *keep, *result, *alloc, *folds, *bounds, *launch = Py_None, *column = Py_None;
     Py_ssize_t pool_min;
     int out_ok, inplace_ok;
     long long max_n = LLONG_MAX;
     static char *names[] = {"address", "keep", "result", "alloc", "pool_min", "folds", "bounds", "out_ok",
-                            "inplace_ok", "launch", "max_n", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KOO!OnO!O!pp|OL:Entry", names, &address, &keep,
+                            "inplace_ok", "launch", "max_n", "column", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KOO!OnO!O!pp|OLO:Entry", names, &address, &keep,
                                      &PyArrayDescr_Type, &result, &alloc, &pool_min, &PyTuple_Type, &folds,
-                                     &PyTuple_Type, &bounds, &out_ok, &inplace_ok, &launch, &max_n)) {
+                                     &PyTuple_Type, &bounds, &out_ok, &inplace_ok, &launch, &max_n, &column)) {
         return NULL;
     }
     Py_ssize_t nin = PyTuple_GET_SIZE(folds), nb = PyTuple_GET_SIZE(bounds);
@@ -116,6 +119,7 @@ entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     e->out_ok = out_ok;
     e->inplace_ok = inplace_ok;
     e->max_n = max_n;
+    e->column_maker = column == Py_None ? NULL : Py_NewRef(column);
     for (int i = 0; i < nin; i++) {
         PyObject *f = PyTuple_GET_ITEM(folds, i);
         if (f == Py_None) {
@@ -168,7 +172,7 @@ PyTypeObject gp_EntryType = {
     .tp_basicsize = sizeof(EntryObject),
     .tp_dealloc = (destructor)entry_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok, launch=None, max_n=LLONG_MAX)\n--\n\n"
+    .tp_doc = "Entry(address, keep, result, alloc, pool_min, folds, bounds, out_ok, inplace_ok, launch=None, max_n=LLONG_MAX, column=None)\n--\n\n"
               "How the compiled dispatcher runs the calls of one key (opfunctions._make_entry makes it):\n"
               "through a CPU kernel's C address, or (address 0) a CUDA kernel's launch.",
     .tp_new = entry_new,
@@ -237,9 +241,6 @@ gp_entry_fold(const EntryObject *e, PyObject *const *args, Slot *slots)
     return 1;
 }
 
-/* Run one call through entry `e`. A new reference to the result; NULL with no exception set when
- * the call is not one for this path (decline); NULL with an exception when something failed
- * (the caller declines then too, and the Python path meets the same condition). */
 /* The shape the arrays broadcast to (NumPy's rule) in dims: its rank, or -1 where they do not. */
 static int
 broadcast_shape(PyArrayObject *const *arrays, int narrays, npy_intp *dims)
@@ -266,10 +267,6 @@ broadcast_shape(PyArrayObject *const *arrays, int narrays, npy_intp *dims)
     return ndim;
 }
 
-/* The most kernel calls one call makes over a repeated block: each costs ~3 ns, the Python path's
- * row maps 5-15 us in all (a (4000, 1) - (1,) call: 11.6 us there, 11.8 in 4000 blocks here). */
-#define GP_MAX_BLOCKS 4096
-
 /* Whether C-contiguous `a`, its leading 1s left out, is the last dimensions of the shape (ndim,
  * dims): broadcast to it, a repeats over the leading ones (a bias row, (M, K) + (K,)). */
 static int
@@ -286,9 +283,10 @@ is_trailing_block(PyArrayObject *a, int ndim, const npy_intp *dims)
 /* Run one call through entry `e`. A new reference to the result; NULL with no exception set when
  * the call is not one for this path (decline); NULL with an exception when something failed
  * (the caller declines then too, and the Python path meets the same condition).
- * The arrays are C-contiguous and aligned, each of the call's shape or a block of its last
- * dimensions (`repeats`), which the kernel reads again for each block of the output; such calls
- * stay below the size the thread pool splits (gp_min_chunk), where one thread runs them anyway. */
+ * The arrays are C-contiguous and aligned, each of the call's shape, or a block of its last
+ * dimensions (`repeats`: a bias row), which the kernel reads again for each block of the output,
+ * or one column (column.c); such calls stay below the size the thread pool splits (gp_min_chunk),
+ * where one thread runs them anyway. */
 PyObject *
 gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
 {
@@ -296,7 +294,7 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     int64_t itemsize[GP_MAX_OPS];
     Slot slots[GP_MAX_IN];
     PyArrayObject *arrays[GP_MAX_IN];
-    int narrays = 0, nin = e->nin, repeats[GP_MAX_IN] = {0, 0, 0}, blocked = 0;
+    int narrays = 0, nin = e->nin, repeats[GP_MAX_IN] = {0, 0, 0}, blocked = 0, column = -1;
     npy_intp dims[NPY_MAXDIMS];
 
     if (e->nbounds && !gp_entry_within_bounds(e, args)) {
@@ -320,7 +318,7 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     if (ndim < 0) {
         return NULL;   /* shapes that do not broadcast: the Python path says so */
     }
-    int64_t n = 1, block = -1;
+    int64_t n = 1, block = -1, width = 0;
     for (int d = 0; d < ndim; d++) {
         n *= dims[d];
     }
@@ -329,11 +327,20 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
             continue;
         }
         PyArrayObject *a = (PyArrayObject *)args[i];
-        if (!is_trailing_block(a, ndim, dims) || (block >= 0 && PyArray_SIZE(a) != block)) {
-            return NULL;   /* other broadcasts ((M, K) - (M, 1), ...): the Python path's row maps */
+        if (n > 0 && column < 0 && !blocked && PyArray_NDIM(a) >= 1 && (PyArray_SIZE(a) == 1
+                || (PyArray_DIM(a, PyArray_NDIM(a) - 1) == 1 && PyArray_SIZE(a) * dims[ndim - 1] == n))) {
+            column = i;   /* one value per row, (M, K) - (M, 1); or one for all, (M, K) - (1, 1): one row */
+            width = PyArray_SIZE(a) == 1 ? n : dims[ndim - 1];
+            continue;
+        }
+        if (column >= 0 || !is_trailing_block(a, ndim, dims) || (block >= 0 && PyArray_SIZE(a) != block)) {
+            return NULL;   /* other broadcasts: the Python path's row maps and strided kernels */
         }
         block = PyArray_SIZE(a);
         repeats[i] = blocked = 1;
+    }
+    if (column >= 0) {
+        return gp_entry_run_column(e, args, out, column, ndim, dims, n, width);
     }
     if (blocked && (block == 0 || n == 0 || n >= 2 * gp_min_chunk || n / block > GP_MAX_BLOCKS)) {
         return NULL;   /* empty, long enough for threads, or many short blocks: the Python path */
@@ -341,7 +348,47 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     if (n > e->max_n) {
         return NULL;   /* a tabulated kernel's long call: the Python path gathers from its table */
     }
-    PyObject *result;
+    PyObject *result = gp_entry_output(e, args, out, ndim, dims, repeats, &data[nin]);
+    if (result == NULL) {
+        return NULL;
+    }
+    /* Folding may call the Python converter, which may warn: only now, so that a call declined
+     * (and folded again by the Python path) does not warn twice. */
+    if (!gp_entry_fold(e, args, slots)) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    for (int i = 0; i < nin; i++) {
+        if (e->folded[i]) {
+            data[i] = (char *)&slots[i];
+            itemsize[i] = 0;
+        }
+    }
+    itemsize[nin] = PyDataType_ELSIZE(e->result);
+    if (n > 0 && !blocked) {
+        gp_run_kernel(e->fn, data, itemsize, nin + 1, n);
+    }
+    else if (n > 0) {
+        char *at[GP_MAX_OPS];
+        for (int64_t start = 0; start < n; start += block) {
+            for (int i = 0; i <= nin; i++) {
+                at[i] = i < nin && repeats[i] ? data[i] : data[i] + start * itemsize[i];
+            }
+            e->fn(at, block);
+        }
+    }
+    return result;
+}
+
+PyObject *
+gp_entry_output(EntryObject *e, PyObject *const *args, PyObject *out, int ndim, const npy_intp *dims,
+                const int *repeats, char **data)
+{
+    int nin = e->nin;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        n *= dims[d];
+    }
     if (out != Py_None) {
         PyArrayObject *o = (PyArrayObject *)out;
         if (!PyArray_ISWRITEABLE(o) || !PyArray_ISALIGNED(o) || PyArray_NDIM(o) != ndim
@@ -379,72 +426,44 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
         if (!(inplace ? e->inplace_ok : e->out_ok)) {
             return NULL;   /* the store rule refuses: the Python path raises */
         }
-        data[nin] = PyArray_BYTES(o);
-        itemsize[nin] = PyArray_ITEMSIZE(o);
+        *data = PyArray_BYTES(o);
+        return Py_NewRef(out);
     }
-    /* Folding may call the Python converter, which may warn: only now, so that a call declined
-     * (and folded again by the Python path) does not warn twice. */
-    if (!gp_entry_fold(e, args, slots)) {
-        return NULL;
-    }
-    for (int i = 0; i < nin; i++) {
-        if (e->folded[i]) {
-            data[i] = (char *)&slots[i];
-            itemsize[i] = 0;
+    PyObject *result;
+    Py_ssize_t nbytes = (Py_ssize_t)n * PyDataType_ELSIZE(e->result);
+    if (nbytes >= e->pool_min && e->alloc != Py_None) {
+        /* Note: large outputs come from the Python pool (_cpu_pool.alloc): one call against
+         * a kernel of a millisecond or more */
+        PyObject *shape = PyTuple_New(ndim);
+        if (shape == NULL) {
+            return NULL;
         }
-    }
-    if (out != Py_None) {
-        result = Py_NewRef(out);
+        for (int d = 0; d < ndim; d++) {
+            PyObject *extent = PyLong_FromSsize_t(dims[d]);
+            if (extent == NULL) {
+                Py_DECREF(shape);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(shape, d, extent);
+        }
+        result = PyObject_CallFunctionObjArgs(e->alloc, shape, (PyObject *)e->result, NULL);
+        Py_DECREF(shape);
+        if (result == NULL) {
+            return NULL;
+        }
+        if (!PyArray_CheckExact(result) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)result)
+                || PyArray_SIZE((PyArrayObject *)result) != n) {
+            Py_DECREF(result);
+            return NULL;
+        }
     }
     else {
-        Py_ssize_t nbytes = (Py_ssize_t)n * PyDataType_ELSIZE(e->result);
-        if (nbytes >= e->pool_min && e->alloc != Py_None) {
-            /* Note: large outputs come from the Python pool (_cpu_pool.alloc): one call against
-             * a kernel of a millisecond or more */
-            PyObject *shape = PyTuple_New(ndim);
-            if (shape == NULL) {
-                return NULL;
-            }
-            for (int d = 0; d < ndim; d++) {
-                PyObject *extent = PyLong_FromSsize_t(dims[d]);
-                if (extent == NULL) {
-                    Py_DECREF(shape);
-                    return NULL;
-                }
-                PyTuple_SET_ITEM(shape, d, extent);
-            }
-            result = PyObject_CallFunctionObjArgs(e->alloc, shape, (PyObject *)e->result, NULL);
-            Py_DECREF(shape);
-            if (result == NULL) {
-                return NULL;
-            }
-            if (!PyArray_CheckExact(result) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)result)
-                    || PyArray_SIZE((PyArrayObject *)result) != n) {
-                Py_DECREF(result);
-                return NULL;
-            }
-        }
-        else {
-            result = PyArray_NewFromDescr(&PyArray_Type, (PyArray_Descr *)Py_NewRef(e->result), ndim, dims,
-                                          NULL, NULL, 0, NULL);
-            if (result == NULL) {
-                return NULL;
-            }
-        }
-        data[nin] = PyArray_BYTES((PyArrayObject *)result);
-        itemsize[nin] = PyDataType_ELSIZE(e->result);
-    }
-    if (n > 0 && !blocked) {
-        gp_run_kernel(e->fn, data, itemsize, nin + 1, n);
-    }
-    else if (n > 0) {
-        char *at[GP_MAX_OPS];
-        for (int64_t start = 0; start < n; start += block) {
-            for (int i = 0; i <= nin; i++) {
-                at[i] = i < nin && repeats[i] ? data[i] : data[i] + start * itemsize[i];
-            }
-            e->fn(at, block);
+        result = PyArray_NewFromDescr(&PyArray_Type, (PyArray_Descr *)Py_NewRef(e->result), ndim, (npy_intp *)dims,
+                                      NULL, NULL, 0, NULL);
+        if (result == NULL) {
+            return NULL;
         }
     }
+    *data = PyArray_BYTES((PyArrayObject *)result);
     return result;
 }

@@ -8,6 +8,7 @@
  *   device.c       a call on CuPy arrays through an Entry: cupy.empty + one cuLaunchKernel;
  *   ops.c          the Op type (gp.add and the others), its memo of entries, op_stats;
  *   host_array.c   gp.Array operands of the ops: the storage read, the result wrapped;
+ *   column.c       a call with a column operand ((M, K) - (M, 1)) through an entry, a row at a time;
  *   reduce_op.c    the ReduceOp type (gp.sum and the other whole-array / last-axis reductions),
  *                  ReduceEntry, their memo, reduce_stats;
  *   module.c       the method table, bind / bind_ops / bind_device / forget / set_threads, and
@@ -158,12 +159,35 @@ typedef struct {
     int align[GP_MAX_IN];      /* the byte alignment each array's data pointer needs */
     int out_align;
     int split[GP_MAX_IN];      /* a complex scalar the kernel takes as (re, im) */
+    /* A column operand ((M, K) - (M, 1)): the kernel of the plan with operand i folded, which
+     * column.c calls once per row with that row's value; made on first need by column_maker(i)
+     * (opfunctions._column_kernel; state 0 not asked, 1 made, -1 none: the Python path). */
+    PyObject *column_maker;
+    signed char column_state[GP_MAX_IN];
+    gp_kernel column_fn[GP_MAX_IN];
+    PyObject *column_keep[GP_MAX_IN], *column_conv[GP_MAX_IN];
+    int column_src[GP_MAX_IN], column_to[GP_MAX_IN];
 } EntryObject;
 
 extern GP_INTERNAL PyTypeObject gp_EntryType;
 GP_INTERNAL int gp_entry_within_bounds(const EntryObject *e, PyObject *const *args);
 GP_INTERNAL int gp_entry_fold(const EntryObject *e, PyObject *const *args, Slot *slots);
 GP_INTERNAL PyObject *gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out);
+/* The output of a call of shape (ndim, dims) through e: out itself, checked (writable, aligned,
+ * C-contiguous, disjoint from the operands but one read element for element, which `repeats`
+ * excludes), or a new array; its data in *data. A new reference, or NULL (decline). */
+GP_INTERNAL PyObject *gp_entry_output(EntryObject *e, PyObject *const *args, PyObject *out, int ndim,
+                                      const npy_intp *dims, const int *repeats, char **data);
+
+/* The most kernel calls one call makes over a repeated block or the rows of a column operand:
+ * each costs ~3 ns, the Python path's row maps 5-15 us in all (a (4000, 1) - (1,) call: 11.6 us
+ * there, 11.8 in 4000 blocks here). */
+#define GP_MAX_BLOCKS 4096
+
+/* column.c: (M, K) op (M, 1), the column operand `col` folded per row of `width`; NULL: decline. */
+GP_INTERNAL PyObject *gp_entry_run_column(EntryObject *e, PyObject *const *args, PyObject *out, int col,
+                                          int ndim, const npy_intp *dims, int64_t n, int64_t width);
+GP_INTERNAL int gp_fold_raw(const char *p, PyArray_Descr *descr, int src, int to, Slot *slot);
 
 /* ---------------------------------------------------------------------------------------------
  * device.c: CuPy's handles, set by bind_device (module.c); ops.c reads gp_device_array_type. */

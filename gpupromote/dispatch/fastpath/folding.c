@@ -80,6 +80,8 @@ half_to_double(uint16_t h)
     return (h & 0x8000) ? -magnitude : magnitude;
 }
 
+static int memory_value(const char *p, char kind, Py_ssize_t size, Value *v);
+
 /* A numpy scalar's value (bool, the integers, float16 / float32 / float64, complex64 / complex128)
  * in *v, as NumPy's C casts read it: 1; 0 for any other scalar (long double, the ml_dtypes
  * formats, ...) and for a NaN, which the Python converter folds. */
@@ -95,14 +97,24 @@ numpy_scalar_value(PyObject *x, Value *v)
     Py_ssize_t size = PyDataType_ELSIZE(descr);
     int type_num = descr->type_num;
     Py_DECREF(descr);
-    union { npy_bool b; int8_t i1; int16_t i2; int32_t i4; int64_t i8; uint8_t u1; uint16_t u2; uint32_t u4;
-            uint64_t u8; uint16_t f2; float f4; double f8; float c8[2]; double c16[2]; } c;
     if (!(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c') || size > 16
             || type_num == NPY_LONGDOUBLE || type_num == NPY_CLONGDOUBLE) {
         return 0;
     }
+    union { npy_bool b; char bytes[16]; } c;
     PyArray_ScalarAsCtype(x, &c);
-    v->kind = kind == 'b' ? 'b' : kind;
+    return memory_value(c.bytes, kind, size, v);
+}
+
+/* The value at `p` of a numpy dtype of `kind` and `size` (one memory_value reads: b i u f c, no
+ * long double) in *v: 1; 0 for a NaN (see numpy_scalar_value). */
+static int
+memory_value(const char *p, char kind, Py_ssize_t size, Value *v)
+{
+    union { npy_bool b; int8_t i1; int16_t i2; int32_t i4; int64_t i8; uint8_t u1; uint16_t u2; uint32_t u4;
+            uint64_t u8; uint16_t f2; float f4; double f8; float c8[2]; double c16[2]; } c;
+    memcpy(&c, p, (size_t)size);
+    v->kind = kind;
     switch (kind) {
     case 'b': v->i = c.b != 0; break;
     case 'i': v->i = size == 1 ? c.i1 : size == 2 ? c.i2 : size == 4 ? c.i4 : c.i8; break;
@@ -162,6 +174,8 @@ numpy_as_src(Value *v, const Value *n, int src)
         return 0;
     }
 }
+
+static int fold_finish(Value *v, int src, int to, Slot *slot);
 
 /* The Python scalar x (float, int, bool or complex) or numpy scalar x as `src` (the precision the
  * policy keeps it in), then as `to` (the kernel's parameter type), written to *slot.  1: done;
@@ -230,6 +244,14 @@ gp_fold_value(PyObject *x, int src, int to, Slot *slot)
     default:
         return 0;
     }
+    return fold_finish(&v, src, to, slot);
+}
+
+/* Value v (of `src`) as `to`, written to *slot: steps 2 and 3 of gp_fold_value. */
+static int
+fold_finish(Value *vp, int src, int to, Slot *slot)
+{
+    Value v = *vp;
     /* 2. src -> to */
     if (to != src) {
         switch (to) {
@@ -323,4 +345,18 @@ gp_fold_from_python(PyObject *conv, PyObject *x, int to, Slot *slot)
         return -1;
     }
     return ok;
+}
+
+/* The element at `p` of an array of dtype `descr` folded as gp_fold_value folds its numpy scalar
+ * (a column operand's value for one row, entry.c): 1, or 0 where that is the Python converter's. */
+int
+gp_fold_raw(const char *p, PyArray_Descr *descr, int src, int to, Slot *slot)
+{
+    Value n = {0, 0, 0, 0.0, 0.0}, v = {0, 0, 0, 0.0, 0.0};
+    char kind = descr->kind;
+    if (!(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c') || PyDataType_ELSIZE(descr) > 16
+            || descr->type_num == NPY_LONGDOUBLE || descr->type_num == NPY_CLONGDOUBLE || !PyArray_ISNBO(descr->byteorder)) {
+        return 0;
+    }
+    return memory_value(p, kind, PyDataType_ELSIZE(descr), &n) && numpy_as_src(&v, &n, src) && fold_finish(&v, src, to, slot);
 }
