@@ -257,14 +257,22 @@ def test_gpupromote_dispatch_one_thread(benchmark, group):
     benchmark(lambda: gp.add(a, b))
 
 
-# --- small calls off the 1-d fast path: a gp.Array's, a broadcast's -------------------------------
+# --- small calls off the 1-d same-shape case: a gp.Array's, broadcasts, a numpy scalar -------------
 _ROW, _ONE_PER_ROW = np.ones((1, 1024), np.float32), np.ones((1, 1), np.float32)
 _ARR_A, _ARR_B = gp.asarray(np.ones(1024, np.float32)), gp.asarray(np.ones(1024, np.float32))
+_V, _MAX = np.linspace(-3, 3, 1024, dtype=np.float32), np.float32(3)   # x.max() is a numpy scalar
+_M, _BIAS, _COLUMN = np.ones((64, 64), np.float32), np.ones(64, np.float32), np.ones((64, 1), np.float32)
 SMALL_CALLS = {  # group -> (gp's call, NumPy's call on the same data as ndarrays)
     "small call: gp.Array float32[1024] + gp.Array float32[1024]":
         (lambda: _ARR_A + _ARR_B, lambda: np.add(_ARR_A.storage, _ARR_B.storage)),
     "small call: float32[1,1024] - float32[1,1] (broadcast)":
         (lambda: gp.subtract(_ROW, _ONE_PER_ROW), lambda: np.subtract(_ROW, _ONE_PER_ROW)),
+    "small call: float32[1024] - numpy float32 (x - x.max())":
+        (lambda: gp.subtract(_V, _MAX), lambda: np.subtract(_V, _MAX)),
+    "small call: float32[64,64] + float32[64] (a bias row)":
+        (lambda: gp.add(_M, _BIAS), lambda: np.add(_M, _BIAS)),
+    "small call: float32[64,64] - float32[64,1] (a column: x - x.max(axis=-1, keepdims=True))":
+        (lambda: gp.subtract(_M, _COLUMN), lambda: np.subtract(_M, _COLUMN)),
 }
 
 

@@ -30,6 +30,10 @@ column_kernel(EntryObject *e, int col)
         PyErr_Clear();   /* made again on the next call: the Python path runs this one */
         return 0;
     }
+    if (e->column_state[col] != 0) {   /* another thread made it while the maker ran (a compile) */
+        Py_DECREF(made);
+        return e->column_state[col] > 0;
+    }
     if (made == Py_None || !PyTuple_Check(made)
             || !PyArg_ParseTuple(made, "KOiiO:column", &address, &keep, &src, &to, &conv)
             || address == 0 || src < 0 || src >= F_COUNT || to < 0 || to >= F_COUNT) {
