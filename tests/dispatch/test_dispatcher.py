@@ -203,6 +203,7 @@ def _layout_cases():
         "column uint64 beyond 2**53": lambda: ((m.astype(np.float64), np.array([[2**53 + 1], [2**64 - 1], [7]], np.uint64)), {}),
         "column bool": lambda: ((i1.copy().reshape(3, 4), np.array([[True], [False], [True]])), {}),
         "column bfloat16": lambda: ((m.copy(), f4[:3].astype(ml_dtypes.bfloat16).reshape(3, 1)), {}),
+        "column float8_e5m2": lambda: ((m.copy(), f4[:3].astype(ml_dtypes.float8_e5m2).reshape(3, 1)), {}),
         "column complex64": lambda: ((m.copy(), (f4[:3] + 1j).astype(np.complex64).reshape(3, 1)), {}),
         "column int8 into int8": lambda: ((i1.copy().reshape(3, 4), np.array([[127], [-128], [3]], np.int8)), {}),
         "unaligned": lambda: ((_unaligned("float32", 12), f4.copy()), {}),

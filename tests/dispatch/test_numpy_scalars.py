@@ -27,7 +27,7 @@ SCALARS = [np.bool_(True), np.int8(-128), np.uint8(255), np.int16(-300), np.int3
            np.float16(65504), np.float16(-_NAN), np.float32(3.4e38), np.float32(16777217), np.float32(1e-45),
            np.float32(-_NAN), np.float64(0.1), np.float64(1e300), np.float64(65520.0), np.float64(2**53 + 1),
            np.float64(-np.inf), np.complex64(1 + 2j), np.complex128(complex(1e300, 1)), np.longdouble(1.5),
-           ml_dtypes.bfloat16(1.5)]
+           ml_dtypes.bfloat16(1.5), ml_dtypes.float8_e5m2(-0.015625)]   # (float8_e5m2 says kind 'f', 1 byte)
 ARRAYS = ["bool", "int8", "uint8", "int32", "float16", "bfloat16", "float32", "float64", "complex64"]
 OPS = ["add", "less", "maximum", "floor_divide"]
 

@@ -82,10 +82,8 @@ gp_entry_run_column(EntryObject *e, PyObject *const *args, PyObject *out, int co
     int64_t rows = width > 0 ? n / width : 0;
     int other = 1 - col, repeats[GP_MAX_IN] = {0, 0, 0};
     PyArrayObject *a = (PyArrayObject *)args[col];
-    char kind = PyArray_DESCR(a)->kind;
     if (e->nin != 2 || e->folded[0] || e->folded[1] || rows == 0 || rows > GP_MAX_BLOCKS || n >= 2 * gp_min_chunk
-            || n > e->max_n || !(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c')
-            || !column_kernel(e, col)) {
+            || n > e->max_n || !gp_plain_numeric(PyArray_DESCR(a)) || !column_kernel(e, col)) {
         return NULL;   /* (ml_dtypes' formats would fold through Python, a row at a time) */
     }
     repeats[col] = 1;   /* out= may not overlap the column */

@@ -122,6 +122,7 @@ GP_INTERNAL void gp_pool_at_import(void);
  * folding.c */
 
 GP_INTERNAL int gp_fold_value(PyObject *x, int src, int to, Slot *slot);
+GP_INTERNAL int gp_plain_numeric(const PyArray_Descr *descr);
 GP_INTERNAL int gp_fold_from_python(PyObject *conv, PyObject *x, int to, Slot *slot);
 
 /* ---------------------------------------------------------------------------------------------

@@ -82,6 +82,22 @@ half_to_double(uint16_t h)
 
 static int memory_value(const char *p, char kind, Py_ssize_t size, Value *v);
 
+/* Whether a numpy dtype is one of NumPy's own bool, integer, float16/32/64 or complex64/128 types,
+ * whose values memory_value reads: not long double, and not a user type of the same kind and size
+ * (ml_dtypes' float8_e5m2 says kind 'f', 1 byte). */
+int
+gp_plain_numeric(const PyArray_Descr *descr)
+{
+    switch (descr->type_num) {
+    case NPY_BOOL: case NPY_BYTE: case NPY_UBYTE: case NPY_SHORT: case NPY_USHORT: case NPY_INT: case NPY_UINT:
+    case NPY_LONG: case NPY_ULONG: case NPY_LONGLONG: case NPY_ULONGLONG: case NPY_HALF: case NPY_FLOAT:
+    case NPY_DOUBLE: case NPY_CFLOAT: case NPY_CDOUBLE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* A numpy scalar's value (bool, the integers, float16 / float32 / float64, complex64 / complex128)
  * in *v, as NumPy's C casts read it: 1; 0 for any other scalar (long double, the ml_dtypes
  * formats, ...) and for a NaN, which the Python converter folds. */
@@ -95,10 +111,9 @@ numpy_scalar_value(PyObject *x, Value *v)
     }
     char kind = descr->kind;
     Py_ssize_t size = PyDataType_ELSIZE(descr);
-    int type_num = descr->type_num;
+    int plain = gp_plain_numeric(descr);
     Py_DECREF(descr);
-    if (!(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c') || size > 16
-            || type_num == NPY_LONGDOUBLE || type_num == NPY_CLONGDOUBLE) {
+    if (!plain) {
         return 0;
     }
     union { npy_bool b; char bytes[16]; } c;
@@ -106,8 +121,8 @@ numpy_scalar_value(PyObject *x, Value *v)
     return memory_value(c.bytes, kind, size, v);
 }
 
-/* The value at `p` of a numpy dtype of `kind` and `size` (one memory_value reads: b i u f c, no
- * long double) in *v: 1; 0 for a NaN (see numpy_scalar_value). */
+/* The value at `p` of a numpy dtype of `kind` and `size` (one gp_plain_numeric accepts) in *v: 1;
+ * 0 for a NaN (see numpy_scalar_value). */
 static int
 memory_value(const char *p, char kind, Py_ssize_t size, Value *v)
 {
@@ -353,10 +368,8 @@ int
 gp_fold_raw(const char *p, PyArray_Descr *descr, int src, int to, Slot *slot)
 {
     Value n = {0, 0, 0, 0.0, 0.0}, v = {0, 0, 0, 0.0, 0.0};
-    char kind = descr->kind;
-    if (!(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c') || PyDataType_ELSIZE(descr) > 16
-            || descr->type_num == NPY_LONGDOUBLE || descr->type_num == NPY_CLONGDOUBLE || !PyArray_ISNBO(descr->byteorder)) {
+    if (!gp_plain_numeric(descr) || !PyArray_ISNBO(descr->byteorder)) {
         return 0;
     }
-    return memory_value(p, kind, PyDataType_ELSIZE(descr), &n) && numpy_as_src(&v, &n, src) && fold_finish(&v, src, to, slot);
+    return memory_value(p, descr->kind, PyDataType_ELSIZE(descr), &n) && numpy_as_src(&v, &n, src) && fold_finish(&v, src, to, slot);
 }
