@@ -240,9 +240,9 @@ op_vectorcall(OpObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         }
         if (t == gp_ndarray_type && PyArray_NDIM((PyArrayObject *)x) == 0) {
             x = operands[i] = made[i] = PyArray_ToScalar(PyArray_DATA((PyArrayObject *)x), (PyArrayObject *)x);
-            if (x == NULL) {
+            if (x == NULL || gp_generic_type == NULL || !PyObject_TypeCheck(x, gp_generic_type)) {
                 PyErr_Clear();
-                goto release;
+                goto release;   /* an object array's element is the object itself: the Python path refuses it */
             }
             t = Py_TYPE(x);
         }
