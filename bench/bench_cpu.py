@@ -257,7 +257,7 @@ def test_gpupromote_dispatch_one_thread(benchmark, group):
     benchmark(lambda: gp.add(a, b))
 
 
-# --- small calls off the 1-d same-shape case: a gp.Array's, broadcasts, a numpy scalar -------------
+# --- small calls off the 1-d same-shape case: a gp.Array's, broadcasts, a numpy scalar, views --------
 _ROW, _ONE_PER_ROW = np.ones((1, 1024), np.float32), np.ones((1, 1), np.float32)
 _ARR_A, _ARR_B = gp.asarray(np.ones(1024, np.float32)), gp.asarray(np.ones(1024, np.float32))
 _V, _MAX = np.linspace(-3, 3, 1024, dtype=np.float32), np.float32(3)   # x.max() is a numpy scalar
@@ -273,6 +273,8 @@ SMALL_CALLS = {  # group -> (gp's call, NumPy's call on the same data as ndarray
         (lambda: gp.add(_M, _BIAS), lambda: np.add(_M, _BIAS)),
     "small call: float32[64,64] - float32[64,1] (a column: x - x.max(axis=-1, keepdims=True))":
         (lambda: gp.subtract(_M, _COLUMN), lambda: np.subtract(_M, _COLUMN)),
+    "small call: float32[64,64] views x[:, 1:] - x[:, :-1] (np.diff)":
+        (lambda: gp.subtract(_M[:, 1:], _M[:, :-1]), lambda: np.subtract(_M[:, 1:], _M[:, :-1])),
 }
 
 

@@ -206,6 +206,14 @@ def _layout_cases():
         "column float8_e5m2": lambda: ((m.copy(), f4[:3].astype(ml_dtypes.float8_e5m2).reshape(3, 1)), {}),
         "column complex64": lambda: ((m.copy(), (f4[:3] + 1j).astype(np.complex64).reshape(3, 1)), {}),
         "column int8 into int8": lambda: ((i1.copy().reshape(3, 4), np.array([[127], [-128], [3]], np.int8)), {}),
+        "views x[:, 1:] - x[:, :-1]": lambda: ((m.copy()[:, 1:], m.copy()[:, :-1]), {}),
+        "views x[::2] and x[1::2]": lambda: ((f4.copy().reshape(6, 2)[::2], f2.copy().reshape(6, 2)[1::2]), {}),
+        "view reversed rows": lambda: ((m.copy()[::-1], m.copy()), {}),
+        "view with a scalar": lambda: ((m.copy()[:, :2], 2.5), {}),
+        "view beside a broadcast row": lambda: ((m.copy()[:, 1:3], f2.copy()[:2]), {}),
+        "view (2, 3, 2)[:, 1:] + (2, 2, 2)": lambda: ((f4.copy().reshape(2, 3, 2)[:, 1:], f2.copy()[:8].reshape(2, 2, 2)), {}),
+        "view of a column beside rows": lambda: ((m.copy()[:, :1], m.copy()), {}),
+        "view, rows of one element": lambda: ((m.copy()[:, :1], m.copy()[:, 1:2]), {}),
         "unaligned": lambda: ((_unaligned("float32", 12), f4.copy()), {}),
         "big-endian": lambda: ((f4.astype(">f4"), f4.copy()), {}),
         "empty": lambda: ((f4[:0].copy(), f2[:0].copy()), {}),
@@ -252,6 +260,10 @@ def _layout_cases():
         "out= column, in place": out(lambda a: a[0], m, lambda: f4.copy()[:3].reshape(3, 1)),
         "out= column, the column a view of out": lambda: (((o := m.copy()), o.reshape(12)[:3].reshape(3, 1)), {"out": o}),
         "out= column of another dtype": out(lambda a: np.zeros((3, 4), np.float64), m, lambda: f4.copy()[:3].reshape(3, 1)),
+        "out= views into a new array": out(lambda a: np.zeros((3, 3), np.float32), lambda: m.copy()[:, 1:],
+                                          lambda: m.copy()[:, :-1]),
+        "out= a view of an operand's base": lambda: (((w := m.copy())[:, 1:], w[:, :-1]), {"out": w[:, 1:]}),
+        "out= C-contiguous rows of the base of a view": lambda: (((w := m.copy())[1:, :], w[:-1, :]), {"out": w[1:, :]}),
         "out= broadcast (1, 4) + (4,), the row itself": lambda: (((r := f4.copy()[:4]), r.reshape(1, 4)), {"out": r.reshape(1, 4)}),
     })
     return cases
@@ -360,7 +372,8 @@ def test_no_reference_is_leaked_or_dropped():
              lambda: gp.where(a > 0, a, 1.5), lambda: gp.negative(f), lambda: gp.add(a[::2], f[::2]),
              lambda: gp.add(f, s), lambda: gp.add(z, f), lambda: gp.add(a, z, policy="torch"),
              lambda: A + A, lambda: gp.multiply(A, f), lambda: A < f,
-             lambda: gp.subtract(M, C), lambda: gp.subtract(M, N), lambda: gp.add(M, M[0])]
+             lambda: gp.subtract(M, C), lambda: gp.subtract(M, N), lambda: gp.add(M, M[0]),
+             lambda: gp.subtract(M[:, 1:], M[:, :-1]), lambda: gp.multiply(M[::2], 2.5)]
     M, C = np.ones((3, 4), np.float32), np.ones((3, 1), np.float32)   # a column (folded a row at a time)
     N = np.full((3, 1), np.nan, np.float32)                              # NaN rows: through the Python converter
     s, z = np.float32(2.5), np.array(1.5, np.float32)   # a numpy scalar; a 0-d array (made a scalar in C)
@@ -397,7 +410,8 @@ def test_the_common_calls_never_leave_the_compiled_path():
              lambda: gp.add(m, m), lambda: gp.add(m, 2), lambda: gp.add(m[1:], 1.0), lambda: gp.add(m, m[0]),
              lambda: gp.multiply(m[:1], m), lambda: gp.where(m > 0, m[0], 0.0),
              lambda: gp.subtract(m, m.max(axis=-1, keepdims=True)), lambda: gp.divide(m.sum(axis=-1, keepdims=True), m),
-             lambda: gp.add(m, m[:1, :1]),
+             lambda: gp.add(m, m[:1, :1]), lambda: gp.subtract(m[:, 1:], m[:, :-1]), lambda: gp.multiply(m[:, :2], 2.0),
+             lambda: gp.add(m[::-1], m), lambda: gp.add(m[:, :2], m[0, :2]),
              lambda: gp.where(i1 > 0, i1, 1.5), lambda: gp.negative(f2), lambda: gp.add(np.ones(0, np.int8), i1[:0]),
              lambda: gp.add(f2, 1 + 1j), lambda: gp.add(i1, True), lambda: gp.bitwise_and(i1, 3, policy="torch")]
     for call in calls:   # the misses: each key's entry is made

@@ -283,9 +283,10 @@ is_trailing_block(PyArrayObject *a, int ndim, const npy_intp *dims)
 /* Run one call through entry `e`. A new reference to the result; NULL with no exception set when
  * the call is not one for this path (decline); NULL with an exception when something failed
  * (the caller declines then too, and the Python path meets the same condition).
- * The arrays are C-contiguous and aligned, each of the call's shape, or a block of its last
+ * The arrays are aligned; C-contiguous, each of the call's shape, or a block of its last
  * dimensions (`repeats`: a bias row), which the kernel reads again for each block of the output,
- * or one column (column.c); such calls stay below the size the thread pool splits (gp_min_chunk),
+ * or one column (column.c); or views and broadcasts whose rows are contiguous, a kernel call per
+ * row (rows.c). All but the first stay below the size the thread pool splits (gp_min_chunk),
  * where one thread runs them anyway. */
 PyObject *
 gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
@@ -294,7 +295,7 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     int64_t itemsize[GP_MAX_OPS];
     Slot slots[GP_MAX_IN];
     PyArrayObject *arrays[GP_MAX_IN];
-    int narrays = 0, nin = e->nin, repeats[GP_MAX_IN] = {0, 0, 0}, blocked = 0, column = -1;
+    int narrays = 0, nin = e->nin, repeats[GP_MAX_IN] = {0, 0, 0}, blocked = 0, column = -1, strided = 0;
     npy_intp dims[NPY_MAXDIMS];
 
     if (e->nbounds && !gp_entry_within_bounds(e, args)) {
@@ -305,9 +306,10 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
             continue;   /* folded below, once nothing else can decline the call */
         }
         PyArrayObject *a = arrays[narrays++] = (PyArrayObject *)args[i];
-        if (!PyArray_ISALIGNED(a) || !PyArray_IS_C_CONTIGUOUS(a)) {
-            return NULL;   /* strided layouts: the Python path's strided kernels */
+        if (!PyArray_ISALIGNED(a)) {
+            return NULL;   /* the Python path's kernels read unaligned data */
         }
+        strided |= !PyArray_IS_C_CONTIGUOUS(a);
         data[i] = PyArray_BYTES(a);
         itemsize[i] = PyArray_ITEMSIZE(a);
     }
@@ -322,6 +324,9 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
     for (int d = 0; d < ndim; d++) {
         n *= dims[d];
     }
+    if (strided) {
+        return gp_entry_run_rows(e, args, out, ndim, dims, n);   /* views: a row at a time (rows.c) */
+    }
     for (int i = 0; i < nin; i++) {
         if (e->folded[i] || PyArray_SIZE((PyArrayObject *)args[i]) == n) {
             continue;
@@ -334,7 +339,7 @@ gp_entry_run(EntryObject *e, PyObject *const *args, PyObject *out)
             continue;
         }
         if (column >= 0 || !is_trailing_block(a, ndim, dims) || (block >= 0 && PyArray_SIZE(a) != block)) {
-            return NULL;   /* other broadcasts: the Python path's row maps and strided kernels */
+            return gp_entry_run_rows(e, args, out, ndim, dims, n);   /* other broadcasts: a row at a time */
         }
         block = PyArray_SIZE(a);
         repeats[i] = blocked = 1;

@@ -9,6 +9,7 @@
  *   ops.c          the Op type (gp.add and the others), its memo of entries, op_stats;
  *   host_array.c   gp.Array operands of the ops: the storage read, the result wrapped;
  *   column.c       a call with a column operand ((M, K) - (M, 1)) through an entry, a row at a time;
+ *   rows.c         a call on views whose rows are contiguous (x[:, 1:] - x[:, :-1]), a row at a time;
  *   reduce_op.c    the ReduceOp type (gp.sum and the other whole-array / last-axis reductions),
  *                  ReduceEntry, their memo, reduce_stats;
  *   module.c       the method table, bind / bind_ops / bind_device / forget / set_threads, and
@@ -189,6 +190,10 @@ GP_INTERNAL PyObject *gp_entry_output(EntryObject *e, PyObject *const *args, PyO
 GP_INTERNAL PyObject *gp_entry_run_column(EntryObject *e, PyObject *const *args, PyObject *out, int col,
                                           int ndim, const npy_intp *dims, int64_t n, int64_t width);
 GP_INTERNAL int gp_fold_raw(const char *p, PyArray_Descr *descr, int src, int to, Slot *slot);
+/* rows.c: arrays whose last axis is contiguous or broadcast whole (views, x[:, 1:] - x[:, :-1], a
+ * block and a view), a kernel call per row of the output; NULL: decline. */
+GP_INTERNAL PyObject *gp_entry_run_rows(EntryObject *e, PyObject *const *args, PyObject *out, int ndim,
+                                        const npy_intp *dims, int64_t n);
 
 /* ---------------------------------------------------------------------------------------------
  * device.c: CuPy's handles, set by bind_device (module.c); ops.c reads gp_device_array_type. */
