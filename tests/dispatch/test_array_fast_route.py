@@ -173,9 +173,13 @@ def test_zero_dim_operands_fold_as_before():
     _same(got, _general("add", [a, np.array(2, dtype=np.int64)], "numpy"))
 
 
+_SCALAR_OPERATORS = {"add": lambda x, y: x + y, "multiply": lambda x, y: x * y, "bitwise_and": lambda x, y: x & y,
+                     "less": lambda x, y: x < y, "power": lambda x, y: x ** y}
+
+
 @pytest.mark.parametrize("policy", gp.policies())
 @pytest.mark.parametrize("op, scalar", [("add", 1), ("multiply", 2.5), ("bitwise_and", 1), ("maximum", 2.0),
-                                        ("less", 0.5), ("power", 2)])
+                                        ("less", 0.5), ("power", 2), ("add", 300), ("add", 2**70), ("less", 2**64)])
 def test_operators_with_a_python_scalar_answer_as_the_general_path(policy, op, scalar):
     """An operator with a Python scalar takes the function's fast path only where the policy's
     refusals are the same in both forms; either way the answer (or the error) is the general path's."""
@@ -188,16 +192,28 @@ def test_operators_with_a_python_scalar_answer_as_the_general_path(policy, op, s
 
     def routed():
         return opfunctions.call(op, (a, scalar), policy, form=Form.OPERATOR)
-    try:
-        want = general()
-    except Exception as exc:  # noqa: BLE001 - the error is the answer compared
-        with pytest.raises(type(exc)) as got:
-            routed()
-        assert str(got.value) == str(exc)
-        return
-    got = routed()
-    assert type(got) is type(want) and got.dtype == want.dtype
-    assert got.storage.tobytes() == want.storage.tobytes()
+
+    def operator(x, y):   # the operator itself (Array.__add__, or __radd__ with the scalar first)
+        with gp.use_policy(policy):
+            return _SCALAR_OPERATORS[op](x, y)
+
+    def general_reflected():
+        return eager.call(op, (scalar, a), policy, form=Form.OPERATOR)
+    has = op in _SCALAR_OPERATORS
+    reflects = has and op != "less"   # (2 < a is a > 2 in Python: greater, not a reflected less)
+    for want_fn, got_fns in ((general, [routed, lambda: operator(a, scalar)] if has else [routed]),
+                             (general_reflected, [lambda: operator(scalar, a)] if reflects else [])):
+        for got_fn in got_fns:
+            try:
+                want = want_fn()
+            except Exception as exc:  # noqa: BLE001 - the error is the answer compared
+                with pytest.raises(type(exc)) as got:
+                    got_fn()
+                assert str(got.value) == str(exc)
+                continue
+            got = got_fn()
+            assert type(got) is type(want) and got.dtype == want.dtype
+            assert got.storage.tobytes() == want.storage.tobytes()
 
 
 @pytest.mark.parametrize("policy", ["numpy", "torch", "jax", "jax-x64", "tf-none", "array-api"])
