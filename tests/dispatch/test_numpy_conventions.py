@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gpupromote as gp
+from tests.support.compiled import assert_all_served
 from gpupromote.dispatch import opfunctions
 
 BINARY = ["add", "subtract", "multiply", "true_divide", "floor_divide", "power", "maximum", "minimum", "less",
@@ -376,19 +377,12 @@ def test_keywords_on_dask_and_torch_operands():
 @pytest.mark.skipif(opfunctions._fastpath is None, reason="the compiled dispatcher was not built")
 def test_plain_calls_never_leave_the_compiled_path():
     from gpupromote.core import caches
-    from gpupromote.dispatch import _fastpath
     caches.clear_all()
     f4, i1 = np.ones(10, np.float32), np.ones(10, np.int8)
     o = np.empty(10, np.float32)
     calls = [lambda: gp.add(f4, f4), lambda: gp.add(i1, 3), lambda: gp.multiply(f4, 2.5, policy="torch"),
              lambda: gp.add(f4, f4, out=o), lambda: gp.where(i1 > 0, i1, 1.5), lambda: gp.negative(f4)]
-    for call in calls:
-        call()
-    before = _fastpath.op_stats()
-    for call in calls:
-        call()
-    after = _fastpath.op_stats()
-    assert (after["served"] - before["served"], after["declined"] - before["declined"]) == (len(calls), 0)
+    assert_all_served(calls)
     # a keyword the compiled side does not read goes to the Python function, which takes it
     assert gp.add(f4, f4, dtype="float64").dtype == np.float64
     assert gp.add(f4, f4, where=np.zeros(10, bool)).tolist() == [0.0] * 10
