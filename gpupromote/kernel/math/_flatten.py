@@ -33,7 +33,8 @@ __all__ = ["is_straight", "flat_source", "INTRINSIC_PREFIX", "NATIVE_HELPERS"]
 # helpers a Numba rendering may replace by one instruction of the target, which computes exactly
 # what the helper's arithmetic does: ``flat_source(name, native=True)`` writes a call to the
 # primitive named here instead of the helper's statements (numba_binding.HARDWARE_HALF decides)
-NATIVE_HELPERS = {"gpm_carrier_f16": "round_f16"}   # IEEE rounding to binary16's grid: vcvtps2ph
+NATIVE_HELPERS = {"gpm_carrier_f16": "round_f16",              # IEEE rounding to binary16's grid: vcvtps2ph
+                  "gpm_narrow_f16_carried": "round_f16_carried"}  # the same, x86 carrying a NaN input
 
 # names the renderings bind themselves (types, primitives): never renamed
 _BUILTIN = frozenset(("f64", "f32", "i64", "u64", "i32", "u32", "u16", "u8", "bool", "fma", "sqrt", "fabs",

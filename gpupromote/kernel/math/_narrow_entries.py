@@ -6,7 +6,8 @@ format keeps the double path (too many such inputs)."""
 from __future__ import annotations
 
 from ._dsl import as_f32, as_u32, f32, public, select, u32  # noqa: F401
-from .narrow32 import gpm_narrow_bf16, gpm_narrow_bf16_nan_in, gpm_narrow_f16, gpm_narrow_f16_nan_in  # noqa: F401
+from .narrow32 import (gpm_narrow_bf16, gpm_narrow_bf16_nan_in, gpm_narrow_f16, gpm_narrow_f16_carried,  # noqa: F401
+                       gpm_narrow_f16_nan_in)
 from .float32 import (gpm_arccos_f32_raw, gpm_arccosh_f32_raw, gpm_arcsin_f32_raw, gpm_arcsinh_f32_raw,
                       gpm_arctan_f32_raw, gpm_arctanh_f32_raw, gpm_cbrt_f32_raw, gpm_cos_f32_raw,
                       gpm_cosh_f32_raw, gpm_erf_f32_raw, gpm_exp2_f32_raw, gpm_exp_f32_raw,
@@ -266,7 +267,7 @@ def gpm_cosh_bf16(x: f32) -> f32:
 
 @public
 def gpm_tanh_f16(x: f32) -> f32:
-    r = gpm_narrow_f16_nan_in(x, gpm_tanh_f32_lean(x))
+    r = gpm_narrow_f16_carried(x, gpm_tanh_f32_lean(x))
     return r
 
 

@@ -174,6 +174,8 @@ class _Emitter:
             return self.b.select(c, a, b), t
         if f == "round_f16":
             return round_f16(self.b, args[0][0]), "f32"
+        if f == "round_f16_carried":
+            return round_f16(self.b, args[1][0]), "f32"
         if f in _BITCASTS:
             dst = _BITCASTS[f]
             return self.b.bitcast(args[0][0], _LL[dst]), dst

@@ -46,9 +46,24 @@ def gpm_carrier_bf16(y: f32) -> f32:
 
 
 @helper
+def gpm_quiet_f16(x: f32) -> f32:
+    """The float16 result of a function at a NaN input x (held in a float32): x quieted, its
+    payload cut to float16's 10 bits, as NumPy's float16 loops give it (they carry the NaN through
+    the float32 function; np.tanh of 0x7C01 is 0x7E01)."""
+    return as_f32(u32((i64(as_u32(x)) | i64(0x00400000)) & i64(0xFFFFE000)))
+
+
+@helper
+def gpm_narrow_nan_f16(x: f32, y: f32, r: f32) -> f32:
+    """r, or for a NaN result y: x quieted if x is a NaN (gpm_quiet_f16), else the quiet NaN with
+    the sign of y (keyed on the result, as gpm_narrow_nan)."""
+    return select(y != y, select(x != x, gpm_quiet_f16(x), copysign(as_f32(u32(0x7FC00000)), y)), r)
+
+
+@helper
 def gpm_narrow_nan(x: f32, y: f32, r: f32) -> f32:
     """r, or for a NaN result y the quiet NaN with the sign of x if x is a NaN, else of y (what
-    gpm_round_<fmt> gives a NaN). Keyed on the result, not only the input: arithmetic on a NaN
+    gpm_round_<fmt> gives a NaN; bfloat16's, as ml_dtypes gives it). Keyed on the result, not only the input: arithmetic on a NaN
     gives x86's payload on the CPU and the canonical 0x7FFFFFFF on a GPU, so no NaN may reach the
     carriers (bfloat16's would round 0x7FFFFFFF to -0.0)."""
     return select(y != y, copysign(as_f32(u32(0x7FC00000)), select(x != x, x, y)), r)
@@ -56,8 +71,9 @@ def gpm_narrow_nan(x: f32, y: f32, r: f32) -> f32:
 
 @helper
 def gpm_narrow_f16(x: f32, y: f32) -> f32:
-    """The float16 result of input x from its float32 result y: y rounded, a NaN the format's one."""
-    return gpm_narrow_nan(x, y, gpm_carrier_f16(y))
+    """The float16 result of input x from its float32 result y: y rounded, a NaN as
+    gpm_narrow_nan_f16 makes it."""
+    return gpm_narrow_nan_f16(x, y, gpm_carrier_f16(y))
 
 
 @helper
@@ -70,7 +86,19 @@ def gpm_narrow_bf16(x: f32, y: f32) -> f32:
 def gpm_narrow_f16_nan_in(x: f32, y: f32) -> f32:
     """gpm_narrow_f16 for a function whose value is a NaN only where its input is one (y is then
     not read): two vector operations fewer."""
-    return select(x != x, copysign(as_f32(u32(0x7FC00000)), x), gpm_carrier_f16(y))
+    return select(x != x, gpm_quiet_f16(x), gpm_carrier_f16(y))
+
+
+@helper
+def gpm_narrow_f16_carried(x: f32, y: f32) -> f32:
+    """gpm_narrow_f16_nan_in for a y computed from x by float arithmetic, and selects that pass a
+    NaN x on, alone: on x86 a NaN x then reaches y as x quieted (each operation returns its first
+    NaN operand quieted, and every NaN operand is x's), so the Numba renderings write the rounding
+    of y alone (_flatten.NATIVE_HELPERS, where the target has F16C: an x86 one); a GPU's arithmetic
+    gives its own canonical NaN, so the CUDA rendering keeps the select. Which lean paths qualify is
+    measured on every NaN input (find_narrow_exceptions.py), and test_narrow_native.py holds the two
+    renderings to the same bits on all 65,536 inputs."""
+    return select(x != x, gpm_quiet_f16(x), gpm_carrier_f16(y))
 
 
 @helper

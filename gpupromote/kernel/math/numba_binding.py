@@ -59,7 +59,8 @@ HARDWARE_HALF = _hardware_half()
 def round_f16(builder, y):
     """float32 ``y`` (not NaN) rounded to binary16's grid, ties to even, held in a float32: the
     conversion there and back (vcvtps2ph and vcvtph2ps), what narrow32.gpm_carrier_f16 computes
-    in arithmetic; only where HARDWARE_HALF (flat_source's ``native``)."""
+    in arithmetic; only where HARDWARE_HALF (flat_source's ``native``). A NaN y keeps its sign and
+    top 10 payload bits, quieted (what narrow32.gpm_narrow_f16_carried's native rendering relies on)."""
     return builder.fpext(builder.fptrunc(y, ir.HalfType()), ir.FloatType())
 
 
@@ -154,6 +155,13 @@ def _round_f16(typingctx, y):
     return types.float32(types.float32), lambda context, builder, sig, args: round_f16(builder, args[0])
 
 
+@intrinsic
+def _round_f16_carried(typingctx, x, y):
+    if types.unliteral(x) != types.float32 or types.unliteral(y) != types.float32:
+        return None
+    return types.float32(types.float32, types.float32), lambda context, builder, sig, args: round_f16(builder, args[1])
+
+
 PRIMITIVES = {
     "fma": _float_intrinsic("llvm.fma", 3),
     "sqrt": _float_intrinsic("llvm.sqrt", 1),
@@ -171,6 +179,7 @@ PRIMITIVES = {
     "as_i32": _bitcast((types.float32,), types.int32),
     "as_f32": _bitcast((types.uint32, types.int32), types.float32),
     "round_f16": _round_f16,
+    "round_f16_carried": _round_f16_carried,   # narrow32.gpm_narrow_f16_carried: y's rounding (x86 carries x's NaN)
 }
 
 

@@ -113,3 +113,17 @@ def narrow_check(name, fmt, xs, ys=None):
             wrong.append((tuple(float(a[i]) for a in args), int(got[i]), int(crb)))
     return len(xs), wrong
 
+
+
+def narrow_entry_bits(name, fmt, x):
+    """The bits a float16 / bfloat16 entry point (``gpm_<name>_<fmt>``) must give on the inputs
+    ``x`` (float64): the double path's, rounded once by gpm_round_<fmt>, except on a float16 NaN
+    input, where the entries give the NaN itself, quieted (narrow32.gpm_quiet_f16: NumPy's
+    float16 loops carry it through the float32 function) and the double path its canonical NaN
+    with the input's sign."""
+    right = numba_call(f"gpm_round_{fmt}", numba_call(f"gpm_{name}_wide", x))
+    if fmt != "f16":
+        return right
+    with np.errstate(invalid="ignore"):
+        quiet = x.astype(np.float16).view(np.uint16) | np.uint16(0x0200)   # NumPy keeps the payload
+    return np.where(np.isnan(x), quiet, right).astype(right.dtype)
