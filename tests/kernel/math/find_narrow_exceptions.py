@@ -124,7 +124,6 @@ def scan() -> dict:
     import numpy as np
     from tests.kernel.math import _reference as R
     from tests.kernel.math._accuracy import narrow_entry_bits
-    from tests.kernel.math._harness import numba_call
     lean = lean_functions()
     rows = {}
     for name in functions():
