@@ -28,7 +28,7 @@ from ...kernel.math.numba_binding import HARDWARE_HALF
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
 from .cache import MATH_INTERLEAVE, WIDER_INTERLEAVE, WIDER_INTERLEAVE_FUNCTIONS, cached_njit
 
-__all__ = ["calls_math", "math_interleave", "table_bits", "min_elements", "Tables", "gather"]
+__all__ = ["calls_math", "calls_lean_only", "math_interleave", "table_bits", "min_elements", "Tables", "gather"]
 
 _MATH = frozenset(UNARY) | frozenset(BINARY) | {"gp_csqrt", "gp_power_real", "gp_power_complex"}
 _NARROW_SUFFIXES = tuple(f"_{code}" for code in NARROW_ROUNDING)
@@ -55,7 +55,7 @@ def _math_helpers(kernel) -> set:
 _LOOP_FORMATS = frozenset({"f2"} if HARDWARE_HALF else ())
 
 
-def _calls_lean_only(kernel) -> bool:
+def calls_lean_only(kernel) -> bool:
     """Whether ``kernel`` is one call of a narrow entry point rounding a lean float32 path
     (``gp_tanh_f2`` -> gpm_tanh_f16, kernel.math.lean_entries()) of a format of _LOOP_FORMATS, with
     nothing else but casts: 16 float32 lanes a vector and the rounding one conversion, its loop is
@@ -77,7 +77,7 @@ def math_interleave(kernel) -> int | None:
         return None
     # a lean float16 loop is a short float32 chain in 16 lanes with few constants: six vectors in
     # flight keep its FMA pipes fuller (10**7 float16 tanh, one thread: 0.88-0.91 -> 0.86-0.87 ms)
-    wider = helpers <= WIDER_INTERLEAVE_FUNCTIONS or _calls_lean_only(kernel)
+    wider = helpers <= WIDER_INTERLEAVE_FUNCTIONS or calls_lean_only(kernel)
     return WIDER_INTERLEAVE if wider else MATH_INTERLEAVE
 
 
@@ -87,7 +87,7 @@ def table_bits(kernel, storage) -> int | None:
         return None
     if storage.kind not in "iuf" or storage.itemsize > 2:
         return None   # bool: two values, nothing to gain
-    if storage.itemsize == 2 and _calls_lean_only(kernel):
+    if storage.itemsize == 2 and calls_lean_only(kernel):
         return None   # why 16-bit only: an int8 operand's tanh in float16 takes 1.63 ms by table, 1.80 by loop
     return 8 * storage.itemsize if calls_math(kernel) else None
 
