@@ -53,7 +53,7 @@ from ..disk_cache import default_root, drop_damaged, fallback_dir, package_versi
 
 __all__ = ["HELPER_MODULES", "KERNEL_MODULES", "cache_tag", "CACHE_ROOT", "KERNEL_DIR", "WRITE_DIR", "READ_DIRS",
            "claim_dir", "checked", "cached_njit", "memory_njit", "cached_cfunc", "MATH_INTERLEAVE",
-           "WIDER_INTERLEAVE", "WIDER_INTERLEAVE_FUNCTIONS",
+           "WIDER_INTERLEAVE", "WIDER_INTERLEAVE_FUNCTIONS", "LEAN_INTERLEAVE",
            "interleaving"]
 
 # Modules whose code ends up in a kernel's machine code (imported by the generated sources, or
@@ -354,6 +354,10 @@ MATH_INTERLEAVE = 4
 # -> 4.06, log 3.52 -> 3.70, exp2 3.85 -> 3.99 (more registers spilled for no shorter chain). Nor the
 # reductions' and row maps' loops, whose rows are short.
 WIDER_INTERLEAVE = 6
+# A loop that is one call of a lean float16 entry (tables.calls_lean_only): a short float32 chain of
+# 16 lanes, a dozen constants, no double work; eight vectors in flight fill its FMA pipes best. 10**7
+# float16 tanh, one thread (2026-11-29, streaming stores): 4 vectors 0.87, 6 0.81-0.82, 8 0.78-0.79 ms.
+LEAN_INTERLEAVE = 8
 WIDER_INTERLEAVE_FUNCTIONS = frozenset({"gp_exp", "gp_sigmoid", "gp_expm1", "gp_cosh", "gp_erf"})
 _INTERLEAVE_OPTION = "-force-vector-interleave"
 

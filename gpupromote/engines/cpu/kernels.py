@@ -218,7 +218,14 @@ class _Compiled:
     def _stream_or_flat(self, *args):
         """stream, or flat into an output whose pages the OS has just given (pool.fresh: there an
         ordinary store is faster); ``args`` end with the output."""
-        (self.flat if _pool.fresh(args[-1]) else self.stream())(*args)
+        if not _pool.fresh(args[-1]):
+            self.stream()(*args)
+            return
+        self.flat(*args)
+        if self._stream is None:
+            # why: the first long call into a fresh output also loads (or compiles) stream, on
+            # empty views, so the next long call does not pay it (4-5 ms on a warm disk cache)
+            self.stream()(*[a[:0] if isinstance(a, np.ndarray) else a for a in args])
 
     def stream_min(self):
         """The fewest elements a contiguous call takes the streaming loop for; None: never."""

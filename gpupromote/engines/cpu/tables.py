@@ -26,7 +26,7 @@ from ...kernel import ir
 from ...kernel.math import lean_entries
 from ...kernel.math.numba_binding import HARDWARE_HALF
 from ...kernel.unary import BINARY, NARROW_ROUNDING, UNARY, narrow_entry
-from .cache import MATH_INTERLEAVE, WIDER_INTERLEAVE, WIDER_INTERLEAVE_FUNCTIONS, cached_njit
+from .cache import LEAN_INTERLEAVE, MATH_INTERLEAVE, WIDER_INTERLEAVE, WIDER_INTERLEAVE_FUNCTIONS, cached_njit
 
 __all__ = ["calls_math", "calls_lean_only", "math_interleave", "table_bits", "min_elements", "Tables", "gather"]
 
@@ -70,15 +70,14 @@ def calls_lean_only(kernel) -> bool:
 
 def math_interleave(kernel) -> int | None:
     """The vectors an elementwise loop of ``kernel`` keeps in flight (cache.MATH_INTERLEAVE; more
-    for a kernel calling only the functions of cache.WIDER_INTERLEAVE_FUNCTIONS, or one lean narrow
-    entry); None where it calls no math (LLVM's cost model decides)."""
+    for a kernel calling only the functions of cache.WIDER_INTERLEAVE_FUNCTIONS, more still for one
+    lean narrow entry); None where it calls no math (LLVM's cost model decides)."""
     helpers = _math_helpers(kernel)
     if not helpers:
         return None
-    # a lean float16 loop is a short float32 chain in 16 lanes with few constants: six vectors in
-    # flight keep its FMA pipes fuller (10**7 float16 tanh, one thread: 0.88-0.91 -> 0.86-0.87 ms)
-    wider = helpers <= WIDER_INTERLEAVE_FUNCTIONS or calls_lean_only(kernel)
-    return WIDER_INTERLEAVE if wider else MATH_INTERLEAVE
+    if calls_lean_only(kernel):
+        return LEAN_INTERLEAVE
+    return WIDER_INTERLEAVE if helpers <= WIDER_INTERLEAVE_FUNCTIONS else MATH_INTERLEAVE
 
 
 def table_bits(kernel, storage) -> int | None:
