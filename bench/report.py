@@ -48,6 +48,7 @@ GOALS = {
     "unary exp N=1e7 float32 out= (no allocation)|numpy": (0.5, "ratio"),   # the kernels alone
     "unary log N=1e7 float32 out= (no allocation)|numpy": (0.5, "ratio"),
     "unary tanh N=1e7 float32 out= (no allocation)|numpy": (0.5, "ratio"),
+    "unary tanh N=1e7 float16 out= (no allocation)|numpy": (3.0, "ratio"),
     "unary exp N=1e7 float16|numpy": (3.0, "ratio"),
     "unary log N=1e7 float16|numpy": (3.0, "ratio"),
     "unary tanh N=1e7 float16|numpy": (3.0, "ratio"),
