@@ -63,9 +63,9 @@ def gpm_narrow_nan_f16(x: f32, y: f32, r: f32) -> f32:
 @helper
 def gpm_narrow_nan(x: f32, y: f32, r: f32) -> f32:
     """r, or for a NaN result y the quiet NaN with the sign of x if x is a NaN, else of y (what
-    gpm_round_<fmt> gives a NaN; bfloat16's, as ml_dtypes gives it). Keyed on the result, not only the input: arithmetic on a NaN
-    gives x86's payload on the CPU and the canonical 0x7FFFFFFF on a GPU, so no NaN may reach the
-    carriers (bfloat16's would round 0x7FFFFFFF to -0.0)."""
+    gpm_round_<fmt> gives a NaN; bfloat16's, as ml_dtypes gives it). Keyed on the result, not only
+    the input: arithmetic on a NaN gives x86's payload on the CPU and the canonical 0x7FFFFFFF on a
+    GPU, so no NaN may reach the carriers (bfloat16's would round 0x7FFFFFFF to -0.0)."""
     return select(y != y, copysign(as_f32(u32(0x7FC00000)), select(x != x, x, y)), r)
 
 
