@@ -114,7 +114,6 @@ def narrow_check(name, fmt, xs, ys=None):
     return len(xs), wrong
 
 
-
 def narrow_entry_bits(name, fmt, x):
     """The bits a float16 / bfloat16 entry point (``gpm_<name>_<fmt>``) must give on the inputs
     ``x`` (float64): the double path's, rounded once by gpm_round_<fmt>, except on a float16 NaN

@@ -8,8 +8,9 @@ The float32 value is the function's lean path (``gpm_<f>_f32_lean``, lean32.py: 
 where it has one and it needs at most MAX_FIXES fixes, else its float32 path (``gpm_<f>_f32_raw``, a
 double evaluation). The rounding is ``gpm_narrow_<fmt>_nan_in`` where the function is a NaN only on
 NaN inputs of the format, else ``gpm_narrow_<fmt>``; ``gpm_narrow_f16_carried`` (no select on x86)
-where, besides, a float16 lean path gives every NaN input back as itself, quieted. A function that would need more than MAX_FIXES
-fixes on both paths gets no entry for the format and keeps the double path. Seconds.
+where, besides, a float16 lean path gives every NaN input back as itself, quieted. A function that
+would need more than MAX_FIXES fixes on both paths gets no entry for the format and keeps the
+double path. Seconds.
 
     PYTHONPATH=. python3 tests/kernel/math/find_narrow_exceptions.py
 
